@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from pathlib import Path
 
@@ -33,3 +34,24 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 def test_first_commands_are_in_the_readme() -> None:
     assert 'pip install -e ".[rapidocr]"\npytest example_suites --ocr-engine=rapidocr' in README
+
+
+def test_install_commands_work_before_the_package_is_published() -> None:
+    """pytest-ocrmetrics is not on an index: every `pip install` of it in the README goes through a path or git."""
+    for command in re.findall(r"pip install [^\n`]*pytest-ocrmetrics[^\n`]*", README):
+        if "pytest-ocrmetrics-" in command:  # a third-party engine package named as an example
+            continue
+        assert "git+" in command or "/" in command.split("pytest-ocrmetrics")[0], command
+
+
+def test_readme_mentions_a_virtual_environment_and_the_version_command() -> None:
+    assert "python3 -m venv .venv && . .venv/bin/activate" in README
+    assert "`ocrmetrics --version`" in README
+
+
+def test_report_files_of_the_readme_commands_are_git_ignored() -> None:
+    ignored = set((ROOT / ".gitignore").read_text(encoding="utf-8").split())
+    written = set(re.findall(r"(?:--junitxml|--ocr-json|--ocr-html|--ocr-markdown)=([\w-]+\.[\w.]+)", README))
+    assert written, "the README writes report files"
+    for name in written:
+        assert any(fnmatch.fnmatch(f"/{name}", pattern) for pattern in ignored), name
