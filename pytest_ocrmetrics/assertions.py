@@ -86,6 +86,35 @@ def _record(score: DocumentScore, threshold: Threshold, value: float) -> dict[st
     return check
 
 
+_MAX_FIELD_LINES = 10
+_MAX_VALUE_LENGTH = 60
+
+
+def _quoted(value: str) -> str:
+    """A field value for a message: repr() escapes control, bidi and surrogate characters; long values are cut."""
+    if len(value) > _MAX_VALUE_LENGTH:
+        value = value[:_MAX_VALUE_LENGTH - 1] + "…"
+    return repr(value)
+
+
+def _field_lines(fields: Mapping[str, Any]) -> list[str]:
+    """``  total: expected '9.00', found '9.0O'`` per incorrect or missing field (at most 10), then the extra ones."""
+    mismatches = fields.get("mismatches") or []
+    where = "located in the OCR text" if fields.get("source") == "located in text" else "from the engine"
+    lines = [f"fields {where}:"] if mismatches else []
+    for item in mismatches[:_MAX_FIELD_LINES]:
+        found = "found nothing" if item["found"] is None else f"found {_quoted(str(item['found']))}"
+        lines.append(f"  {item['field']}: expected {_quoted(str(item['expected']))}, {found}")
+    if len(mismatches) > _MAX_FIELD_LINES:
+        lines.append(f"  … and {len(mismatches) - _MAX_FIELD_LINES} more incorrect or missing fields")
+    extra = [str(path) for path in fields.get("extra") or []]
+    if extra:
+        shown = ", ".join(_quoted(path)[1:-1] for path in extra[:_MAX_FIELD_LINES])
+        more = f" and {len(extra) - _MAX_FIELD_LINES} more" if len(extra) > _MAX_FIELD_LINES else ""
+        lines.append(f"  extracted but not in the reference: {shown}{more}")
+    return lines
+
+
 def failure_message(score: DocumentScore, threshold: Threshold, value: float) -> str:
     """``cer = 0.0821, must be <= 0.05 (from the test); document 'a.png' (dataset d), engine 'e'`` + an excerpt."""
     doc = score.document
@@ -96,8 +125,7 @@ def failure_message(score: DocumentScore, threshold: Threshold, value: float) ->
         return f"{head}\n{worst_region(score.reference, score.hypothesis)}"
     fields = score.details.get("fields")
     if spec.requires == "fields" and fields:
-        parts = [f"{k}: {', '.join(map(str, fields[k]))}" for k in ("missing", "incorrect", "extra") if fields.get(k)]
-        return head + ("\n" + "\n".join(parts) if parts else "")
+        return head + "".join(f"\n{line}" for line in _field_lines(fields))
     json_details = score.details.get("json")
     if spec.requires == "schema" and json_details:
         errors = json_details.get("errors") or []

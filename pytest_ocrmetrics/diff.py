@@ -1,75 +1,282 @@
-"""A short aligned excerpt of where two texts differ most, for assertion messages.
+"""A short aligned excerpt of where two texts differ most, for assertion messages, and terminal display widths.
 
 >>> print(worst_region("INVOICE #12345 TOTAL", "INV0ICE #I2345 TOTAL", width=20))
 ref: INVOICE #12345 TOTAL
 hyp: INV0ICE #I2345 TOTAL
         ^     ^
+
+The two texts are aligned on **grapheme clusters** (what a reader sees as one character, UAX #29), so a cluster is
+never split: ``क्ष``, ``é`` written as ``e`` + U+0301 and an emoji family ``👨‍👩‍👧‍👦`` each print whole in one
+column. Each column is padded to the display width of the wider side, so the two rows stay aligned with wide (CJK,
+emoji) and zero-width characters.
+
+Marks in the excerpt (every one of them narrow, so a column keeps its width):
+
+======================  ==============================================================================================
+``∅``                   nothing on this side: the character on the other side is missing here (a deletion or an
+                        insertion). U+2205 EMPTY SET: narrow in every terminal and almost never read from a page.
+``␣``                   a space, shown so only in a column that differs (elsewhere a space prints as a space)
+``↵`` ``␍↵`` ``→``      line feed, CR LF, tab
+``␀`` … ``␟``, ``␡``    any other C0 control character (U+2400 control pictures), e.g. ``␛`` for ESC, and DEL
+``⟨NAME⟩``              an invisible or format character: ``⟨NBSP⟩`` U+00A0, ``⟨SHY⟩`` soft hyphen U+00AD,
+                        ``⟨ALM⟩`` U+061C, ``⟨MVS⟩`` U+180E, ``⟨ZWSP⟩`` U+200B, ``⟨ZWNJ⟩`` U+200C, ``⟨ZWJ⟩`` U+200D,
+                        ``⟨LRM⟩`` U+200E, ``⟨RLM⟩`` U+200F, ``⟨LSEP⟩`` U+2028, ``⟨PSEP⟩`` U+2029, ``⟨LRE⟩`` U+202A,
+                        ``⟨RLE⟩`` U+202B, ``⟨PDF⟩`` U+202C, ``⟨LRO⟩`` U+202D, ``⟨RLO⟩`` U+202E, ``⟨NNBSP⟩`` U+202F,
+                        ``⟨WJ⟩`` U+2060, ``⟨LRI⟩`` U+2066, ``⟨RLI⟩`` U+2067, ``⟨FSI⟩`` U+2068, ``⟨PDI⟩`` U+2069,
+                        ``⟨IDSP⟩`` U+3000, ``⟨BOM⟩`` U+FEFF
+``⟨U+XXXX⟩``            any other character that does not print: other controls (C1), format characters, other
+                        spaces, line/paragraph separators, lone surrogates, private use, non-characters, unassigned
+``◌``                   the base drawn under a combining mark (or other joining character) that has none
+======================  ==============================================================================================
+
+ZWJ and ZWNJ *between* two parts of a cluster with a visible base (an emoji ZWJ sequence, an Indic conjunct written
+with ZWJ) print as they are: they are part of the character. Anywhere else (alone, at the end of a cluster) they are
+marked, so a stray joiner is a visible difference. No control, bidi or format character ever reaches the terminal raw.
+
+Long texts are aligned within bounds: after the common beginning and end are set aside, the rest is aligned exactly
+when it is short or when the texts are close (the Levenshtein distance is then small and rapidfuzz's banded
+alignment is fast); two long texts that differ a lot are aligned only over their first
+:data:`FIRST_DIFFERENCE_SPAN` characters after the common beginning, and the excerpt says so on a fourth line.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from bisect import bisect_right
+from functools import lru_cache
+from typing import Sequence
 
+import regex
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["worst_region", "display_width"]
+from pytest_ocrmetrics.metrics.alignment import encode_text
 
-_GAP = "\u2423"  # ␣ stands for a character missing on one side
-_CONTROL = {ord("\n"): "\u21b5", ord("\t"): "\u2192", ord("\r"): "\u240d"}
+__all__ = ["worst_region", "display_width", "visible", "GAP", "FIRST_DIFFERENCE_SPAN", "TRUNCATED_NOTE"]
+
+GAP = "\u2205"  # ∅: nothing on this side
+_SPACE_MARK = "\u2423"  # ␣: a space in a column that differs
+_BASE = "\u25cc"  # ◌: the base of a combining mark that has none
+
+# Alignment bounds. Full alignment when the differing middle parts have at most _FULL_CELLS cells (rapidfuzz is
+# bit-parallel: cells / 64 word operations); otherwise exact banded alignment when the distance is at most
+# _BAND_CELLS / length; otherwise only the first FIRST_DIFFERENCE_SPAN clusters after the common beginning.
+_FULL_CELLS = 2_000_000_000
+_BAND_CELLS = 20_000_000_000
+FIRST_DIFFERENCE_SPAN = 10_000
+TRUNCATED_NOTE = ("(texts too long and too different to align fully: aligned the first {span:,} characters after "
+                  "their common beginning)")
+
+_SPECIAL = {"\n": "\u21b5", "\r\n": "\u240d\u21b5", "\t": "\u2192", "\r": "\u240d", "\x7f": "\u2421"}
+_NAMES = {
+    0x00A0: "NBSP", 0x00AD: "SHY", 0x061C: "ALM", 0x180E: "MVS", 0x200B: "ZWSP", 0x200C: "ZWNJ", 0x200D: "ZWJ",
+    0x200E: "LRM", 0x200F: "RLM", 0x2028: "LSEP", 0x2029: "PSEP", 0x202A: "LRE", 0x202B: "RLE", 0x202C: "PDF",
+    0x202D: "LRO", 0x202E: "RLO", 0x202F: "NNBSP", 0x2060: "WJ", 0x2066: "LRI", 0x2067: "RLI", 0x2068: "FSI",
+    0x2069: "PDI", 0x3000: "IDSP", 0xFEFF: "BOM",
+}
+_MARKED_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"))
+_JOINERS_IN_CLUSTER = frozenset("\u200c\u200d")  # ZWNJ, ZWJ: part of the character inside a cluster
+_GRAPHEME = regex.compile(r"\X")
+_NEEDS_BASE = regex.compile(r"[\p{Grapheme_Cluster_Break=Extend}\p{Grapheme_Cluster_Break=ZWJ}"
+                            r"\p{Grapheme_Cluster_Break=SpacingMark}]")
+_WIDE = regex.compile(r"[\p{East_Asian_Width=W}\p{East_Asian_Width=F}\p{Emoji_Presentation}\uFE0F]")
+_ZERO_WIDTH = regex.compile(r"[\p{Mn}\p{Me}\p{Mc}\p{Cf}\p{Cc}\p{Zl}\p{Zp}\u1160-\u11FF\uD7B0-\uD7FF]")
+
+
+def _mark(ch: str) -> str:
+    """The visible stand-in of one code point that does not print (see the module docstring)."""
+    code = ord(ch)
+    if code < 0x20:
+        return _SPECIAL.get(ch) or chr(0x2400 + code)
+    if ch in _SPECIAL:
+        return _SPECIAL[ch]
+    name = _NAMES.get(code)
+    return f"\u27e8{name}\u27e9" if name else f"\u27e8U+{code:04X}\u27e9"
+
+
+@lru_cache(maxsize=1 << 16)
+def _needs_mark(ch: str) -> bool:
+    return ch != " " and (ch == "\x7f" or unicodedata.category(ch) in _MARKED_CATEGORIES)
+
+
+@lru_cache(maxsize=1 << 16)
+def visible(cluster: str) -> str:
+    """How one grapheme cluster prints in an excerpt: as itself, or with the marks of the module docstring.
+
+    >>> visible("\\x1b"), visible("\\u200f"), visible("\\u0301"), visible("\\U0001F468\\u200d\\U0001F469") == "👨‍👩"
+    ('␛', '⟨RLM⟩', '◌́', True)
+    """
+    special = _SPECIAL.get(cluster)
+    if special is not None:
+        return special
+    # a joiner between two parts of a cluster with a visible base is part of the character; elsewhere it is marked
+    joins = len(cluster) > 2 and not _needs_mark(cluster[0]) and not cluster[0].isspace()
+    last = len(cluster) - 1
+    out = "".join(_mark(ch) if _needs_mark(ch) and not (joins and 0 < k < last and ch in _JOINERS_IN_CLUSTER) else ch
+                  for k, ch in enumerate(cluster))
+    if out and _NEEDS_BASE.match(out):
+        out = _BASE + out
+    return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _cluster_width(cluster: str) -> int:
+    """2 for a wide (East Asian wide/full-width) or emoji-presentation cluster, 0 when every code point in it is
+    zero-width (combining marks, format and control characters, Hangul medial jamo), else 1."""
+    if _WIDE.search(cluster):
+        return 2
+    return 0 if all(_ZERO_WIDTH.fullmatch(ch) for ch in cluster) else 1
 
 
 def display_width(text: str) -> int:
-    """Terminal columns ``text`` takes: East Asian wide/full-width characters count 2, combining marks 0."""
-    width = 0
-    for ch in text:
-        if unicodedata.combining(ch):
-            continue
-        width += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
-    return width
+    """Terminal columns ``text`` takes, cluster by cluster: a wide (CJK) or emoji cluster counts 2 (an emoji ZWJ
+    family is one cluster: 2), a cluster of combining marks, format or control characters 0, any other 1.
+
+    >>> display_width("abc"), display_width("京A"), display_width("e\\u0301"), display_width("👨\\u200d👩\\u200d👧")
+    (3, 3, 1, 2)
+    """
+    if text.isascii():
+        return sum(1 for ch in text if " " <= ch <= "~")
+    return sum(map(_cluster_width, _GRAPHEME.findall(text)))
 
 
-def _visible(ch: str) -> str:
-    ch = ch.translate(_CONTROL)
-    return ch if ch.isprintable() else "\ufffd"
+# --- bounded alignment -------------------------------------------------------------------------------------------
+
+_Block = tuple[str, int, int, int, int]  # (tag, i1, i2, j1, j2) as in difflib
+
+
+def _common_prefix(a: str, b: str) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # binary search with C-speed comparisons: O(n log n) bytes compared, no Python loop per character
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[lo:mid], lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[len(b) - mid:len(b) - lo], 0, len(a) - lo):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _align(a: str, b: str) -> tuple[list[_Block], bool]:
+    """difflib-style blocks aligning ``a`` and ``b`` (one code point per unit), and whether the alignment was cut
+    short (only the first :data:`FIRST_DIFFERENCE_SPAN` units after the common beginning are aligned)."""
+    n, m = len(a), len(b)
+    p = _common_prefix(a, b)
+    s = _common_suffix(a, b, min(n, m) - p)
+    mid_a, mid_b = a[p:n - s], b[p:m - s]
+    la, lb = len(mid_a), len(mid_b)
+    hint = max(1, abs(la - lb))
+    truncated = False
+    if la * lb <= _FULL_CELLS:
+        ops = Levenshtein.opcodes(mid_a, mid_b, score_hint=hint)
+    else:
+        cutoff = max(hint, _BAND_CELLS // max(la, lb))
+        distance = Levenshtein.distance(mid_a, mid_b, score_cutoff=cutoff, score_hint=hint)
+        if distance <= cutoff:  # close texts: the banded alignment costs about length * distance / 64
+            ops = Levenshtein.opcodes(mid_a, mid_b, score_hint=max(1, distance))
+        else:
+            ops = Levenshtein.opcodes(mid_a[:FIRST_DIFFERENCE_SPAN], mid_b[:FIRST_DIFFERENCE_SPAN])
+            truncated = True
+    blocks: list[_Block] = [("equal", 0, p, 0, p)] if p else []
+    blocks += [(tag, i1 + p, i2 + p, j1 + p, j2 + p) for tag, i1, i2, j1, j2 in ops.as_list()]
+    if s and not truncated:
+        blocks.append(("equal", n - s, n, m - s, m))
+    return blocks, truncated
+
+
+def _best_window(error_columns: Sequence[int], n: int, width: int) -> int:
+    """Start of the ``width`` of ``n`` columns holding most of the (sorted) ``error_columns``, shifted to centre the
+    errors it holds (the first such window when several hold as many)."""
+    if n <= width or not error_columns:
+        return 0
+    best = first = last = 0
+    for k, column in enumerate(error_columns):  # a best window can always start at an error
+        inside = bisect_right(error_columns, column + width - 1, k) - k
+        if inside > best:
+            best, first, last = inside, column, error_columns[k + inside - 1]
+    centred = (first + last + 1) // 2 - width // 2
+    # any start in [last - width + 1, first] keeps every error of the window in it
+    return min(max(centred, last - width + 1, 0), first, n - width)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - display_width(text))
 
 
 def worst_region(reference: str, hypothesis: str, *, width: int = 60) -> str:
     """Three lines (reference, hypothesis, markers) around the window of ``width`` aligned columns with most errors.
 
-    Line breaks show as ``↵``, characters present on one side only are padded with ``␣`` on the other.
+    Each column is one grapheme cluster (or ``∅`` where one side has nothing); ``^`` marks a column that differs.
+    Invisible characters show as the marks listed in the module docstring. A fourth line is added when the texts
+    were too long and too different to align fully (:data:`TRUNCATED_NOTE`).
+
+    >>> print(worst_region("ab c", "abc"))
+    ref: ab␣c
+    hyp: ab∅c
+           ^
     """
-    ref_row: list[str] = []
-    hyp_row: list[str] = []
-    errors: list[int] = []
-    for op in Levenshtein.opcodes(reference, hypothesis):
-        tag = op.tag
-        left, right = reference[op.src_start:op.src_end], hypothesis[op.dest_start:op.dest_end]
-        for k in range(max(len(left), len(right))):
-            a = _visible(left[k]) if k < len(left) else _GAP
-            b = _visible(right[k]) if k < len(right) else _GAP
-            ref_row.append(a)
-            hyp_row.append(b)
-            errors.append(0 if tag == "equal" else 1)
-    if not errors:
-        return "ref: (empty)\nhyp: (empty)"
-    n = len(errors)
+    ref_units, hyp_units, ref_codes, hyp_codes = encode_text(reference, hypothesis, unit="grapheme")
+    if not ref_codes and not hyp_codes:
+        return "ref: (empty)\nhyp: (empty)\n     "
+    blocks, truncated = _align(ref_codes, hyp_codes)
+    error_columns: list[int] = []
+    n = 0  # columns
+    for tag, i1, i2, j1, j2 in blocks:
+        size = max(i2 - i1, j2 - j1)
+        if tag != "equal":
+            error_columns.extend(range(n, n + size))
+        n += size
     width = max(1, min(width, n))
-    window = sum(errors[:width])
-    best, best_start = window, 0
-    for start in range(1, n - width + 1):
-        window += errors[start + width - 1] - errors[start - 1]
-        if window > best:
-            best, best_start = window, start
-    sl = slice(best_start, best_start + width)
-    marks = []
-    for a, b, err in zip(ref_row[sl], hyp_row[sl], errors[sl]):
-        w = max(display_width(a), display_width(b), 1)
-        marks.append(("^" if err else " ").ljust(w))
-    ref_line = "".join(a.ljust(max(display_width(a), display_width(b), 1) - display_width(a) + len(a))
-                       for a, b in zip(ref_row[sl], hyp_row[sl]))
-    hyp_line = "".join(b.ljust(max(display_width(a), display_width(b), 1) - display_width(b) + len(b))
-                       for a, b in zip(ref_row[sl], hyp_row[sl]))
-    prefix = "…" if best_start > 0 else ""
-    suffix = "…" if best_start + width < n else ""
+    start = _best_window(error_columns, n, width)
+    ref_cells, hyp_cells, marks = _render(blocks, ref_units, hyp_units, start, start + width)
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if start + width < n or truncated else ""
     pad = " " * len(prefix)
-    return (f"ref: {prefix}{ref_line}{suffix}\nhyp: {prefix}{hyp_line}{suffix}\n     {pad}{''.join(marks).rstrip()}")
+    lines = [f"ref: {prefix}{''.join(ref_cells)}{suffix}", f"hyp: {prefix}{''.join(hyp_cells)}{suffix}",
+             f"     {pad}{''.join(marks).rstrip()}"]
+    if truncated:
+        lines.append("     " + TRUNCATED_NOTE.format(span=FIRST_DIFFERENCE_SPAN))
+    return "\n".join(lines)
+
+
+def _render(blocks: list[_Block], ref_units: Sequence[str], hyp_units: Sequence[str], start: int,
+            end: int) -> tuple[list[str], list[str], list[str]]:
+    """The padded reference cells, hypothesis cells and markers of columns ``start`` to ``end``."""
+    ref_cells: list[str] = []
+    hyp_cells: list[str] = []
+    marks: list[str] = []
+    column = 0
+    for tag, i1, i2, j1, j2 in blocks:
+        size = max(i2 - i1, j2 - j1)
+        if column + size <= start:
+            column += size
+            continue
+        if column >= end:
+            break
+        differs = tag != "equal"
+        for k in range(max(0, start - column), min(size, end - column)):
+            a = _cell(ref_units[i1 + k] if i1 + k < i2 else None, differs)
+            b = _cell(hyp_units[j1 + k] if j1 + k < j2 else None, differs)
+            cell = max(display_width(a), display_width(b), 1)
+            ref_cells.append(_pad(a, cell))
+            hyp_cells.append(_pad(b, cell))
+            marks.append(("^" if differs else " ").ljust(cell))
+        column += size
+    return ref_cells, hyp_cells, marks
+
+
+def _cell(cluster: str | None, differs: bool) -> str:
+    if cluster is None:
+        return GAP
+    if cluster == " ":
+        return _SPACE_MARK if differs else " "
+    return visible(cluster)

@@ -101,27 +101,41 @@ def _json_safe(value: Any) -> Any:
     return str(value)
 
 
-def fields_from_text(reference_fields: Mapping[str, Any], text: str) -> dict[str, Any]:
+def _lower_keeping_length(text: str) -> str:
+    """``text.lower()`` where that keeps every character one character (offsets stay valid), else per character."""
+    lowered = text.lower()
+    if len(lowered) == len(text):  # lower() never shortens a character, so no character changed length
+        return lowered
+    return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
+
+
+def fields_from_text(reference_fields: Mapping[str, Any], text: str, *, ignore_case: bool = False) -> dict[str, Any]:
     """Locate each reference field's value in plain OCR text, for engines that return no structured fields.
 
     Each (flattened) reference value is aligned to its best-matching span of ``text`` (rapidfuzz
-    ``partial_ratio_alignment``); that span is taken as the extracted value and compared like any extracted field.
-    Nested objects are handled by key path; list values are matched element by element.
+    ``partial_ratio_alignment``); that span, as written in ``text``, is taken as the extracted value and compared
+    like any extracted field. With ``ignore_case`` (what :func:`score_document` uses when the field comparison
+    ignores case: ``normalized`` and ``fuzzy``) the value is located case-insensitively. Nested objects are handled
+    by key path; list values are matched element by element.
 
     >>> fields_from_text({"total": "60.30", "date": "19/10/2018"}, "TOTAL RM 60.30\\nDATE 19/10/2018 20:49")
     {'total': '60.30', 'date': '19/10/2018'}
+    >>> fields_from_text({"city": "JOHOR BAHRU"}, "Johor Bahru, Malaysia", ignore_case=True)
+    {'city': 'Johor Bahru'}
     """
     from rapidfuzz import fuzz
+
+    haystack = _lower_keeping_length(text) if ignore_case else text
 
     def locate(value: Any) -> Any:
         if isinstance(value, Mapping):
             return {k: locate(v) for k, v in value.items()}
         if isinstance(value, list):
             return [locate(v) for v in value]
-        needle = str(value)
+        needle = _lower_keeping_length(str(value)) if ignore_case else str(value)
         if not needle or not text:
             return None
-        alignment = fuzz.partial_ratio_alignment(needle, text)
+        alignment = fuzz.partial_ratio_alignment(needle, haystack)
         if alignment is None or alignment.score == 0:
             return None
         # partial_ratio_alignment aligns the shorter string inside the longer one
@@ -185,7 +199,8 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
     if document.fields:
         from pytest_ocrmetrics.metrics.fields import field_f1
 
-        extracted = output.fields if output.fields is not None else fields_from_text(document.fields, output.text)
+        extracted = output.fields if output.fields is not None else fields_from_text(
+            document.fields, output.text, ignore_case=options.field_compare != "exact")  # as field_f1 compares
         result = field_f1(document.fields, extracted, compare=options.field_compare)  # type: ignore[arg-type]
         metrics["field_f1"] = float(result.f1)
         metrics["field_precision"] = float(result.precision)
@@ -197,6 +212,8 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
             "missing": list(result.missing),
             "incorrect": list(result.incorrect),
             "extra": list(result.extra),
+            "mismatches": [{"field": path, "expected": expected, "found": found}
+                           for path, expected, found in result.mismatches],
         }
 
     if document.schema is not None:

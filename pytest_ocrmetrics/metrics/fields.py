@@ -306,6 +306,8 @@ class FieldF1Result:
     ``correct`` / ``incorrect`` / ``missing`` are reference key paths; ``extra`` are key paths in the extracted
     object (list indices there are the extracted list's own). Every non-empty reference field is exactly one of
     correct, incorrect, missing; every non-empty extracted field exactly one of correct, incorrect, extra.
+    ``mismatches`` says what was expected and found for each incorrect or missing field, in reference order:
+    ``(path, expected, found)``, ``found`` ``None`` for a missing field.
     """
 
     correct: tuple[str, ...]
@@ -317,6 +319,7 @@ class FieldF1Result:
     threshold: float
     day_first: bool
     list_matches: tuple[tuple[str, int, int], ...] = ()  # (list path, reference index, extracted index)
+    mismatches: tuple[tuple[str, str, str | None], ...] = ()  # (path, expected, found or None)
 
     @property
     def correct_count(self) -> int:
@@ -374,6 +377,8 @@ class FieldF1Result:
             "extra": list(self.extra),
             "comparisons": [c.to_dict() for c in self.comparisons],
             "list_matches": [list(m) for m in self.list_matches],
+            "mismatches": [{"field": path, "expected": expected, "found": found}
+                           for path, expected, found in self.mismatches],
         }
 
 
@@ -406,13 +411,19 @@ def _join(path: str, key: Any) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
+def _leaf_items(value: Any, path: str) -> list[tuple[str, str]]:
+    """``(path, text)`` of the non-empty scalar leaves under ``value``."""
+    if isinstance(value, Mapping):
+        return [leaf for key, sub in value.items() for leaf in _leaf_items(sub, _join(path, key))]
+    if isinstance(value, (list, tuple)):
+        return [leaf for i, sub in enumerate(value) for leaf in _leaf_items(sub, f"{path}[{i}]")]
+    text = _scalar_text(value, path)
+    return [] if text is None else [(path, text)]
+
+
 def _leaves(value: Any, path: str) -> list[str]:
     """Paths of the non-empty scalar leaves under ``value``."""
-    if isinstance(value, Mapping):
-        return [leaf for key, sub in value.items() for leaf in _leaves(sub, _join(path, key))]
-    if isinstance(value, (list, tuple)):
-        return [leaf for i, sub in enumerate(value) for leaf in _leaves(sub, f"{path}[{i}]")]
-    return [path] if _scalar_text(value, path) is not None else []
+    return [leaf for leaf, _ in _leaf_items(value, path)]
 
 
 @dataclass
@@ -423,11 +434,12 @@ class _Outcome:
     extra: list[str]
     comparisons: list[FieldComparison]
     list_matches: list[tuple[str, int, int]]
+    mismatches: list[tuple[str, str, str | None]]
     graded: float = 0.0  # summed similarity over reference leaves: the assignment's tie-breaker
 
     @classmethod
     def empty(cls) -> _Outcome:
-        return cls([], [], [], [], [], [])
+        return cls([], [], [], [], [], [], [])
 
     def add(self, other: _Outcome) -> None:
         self.correct += other.correct
@@ -436,7 +448,14 @@ class _Outcome:
         self.extra += other.extra
         self.comparisons += other.comparisons
         self.list_matches += other.list_matches
+        self.mismatches += other.mismatches
         self.graded += other.graded
+
+    def add_missing(self, reference: Any, path: str) -> None:
+        """Every non-empty leaf of ``reference`` (at ``path``) is missing."""
+        items = _leaf_items(reference, path)
+        self.missing += [leaf for leaf, _ in items]
+        self.mismatches += [(leaf, text, None) for leaf, text in items]
 
 
 class _Comparer:
@@ -467,18 +486,20 @@ class _Comparer:
             if ref_text is None:
                 pass  # not a reference field: anything extracted here is extra
             elif ext_text is None:
-                out.missing.append(ref_path)
+                out.add_missing(ref, ref_path)
                 return self._with_extra(out, ext, ext_path)
             else:
                 a, b = self.form(ref_text), self.form(ext_text)
                 similarity = Levenshtein.normalized_similarity(a, b)
                 ok = similarity >= self.threshold if self.compare == "fuzzy" else a == b
                 (out.correct if ok else out.incorrect).append(ref_path)
+                if not ok:
+                    out.mismatches.append((ref_path, ref_text, ext_text))
                 out.comparisons.append(FieldComparison(ref_path, ref_text, ext_text, similarity, ok))
                 out.graded = similarity
                 return out
         # structure differs (or the reference is empty): reference leaves are missing, extracted leaves extra
-        out.missing += _leaves(ref, ref_path)
+        out.add_missing(ref, ref_path)
         return self._with_extra(out, ext, ext_path)
 
     @staticmethod
@@ -504,7 +525,7 @@ class _Comparer:
                 matched_ext.add(j)
         for i, r in enumerate(ref):
             if i not in matched_ref:
-                out.missing += _leaves(r, f"{ref_path}[{i}]")
+                out.add_missing(r, f"{ref_path}[{i}]")
         for j, e in enumerate(ext):
             if j not in matched_ext:
                 out.extra += _leaves(e, f"{ext_path}[{j}]")
@@ -564,6 +585,7 @@ def field_f1(
         threshold=threshold,
         day_first=bool(day_first),
         list_matches=tuple(out.list_matches),
+        mismatches=tuple(out.mismatches),
     )
 
 

@@ -268,6 +268,22 @@ def test_tuples_are_lists() -> None:
     assert field_f1({"t": ("a", "b")}, {"t": ["b", "a"]}).f1 == 1.0
 
 
+def test_mismatches_say_what_was_expected_and_found() -> None:
+    ref = {"total": "9.00", "date": "19/10/2018", "vendor": {"name": "ACME", "city": "Berlin"},
+           "items": [{"name": "Tea"}, {"name": "Rice"}], "company": "INDAH"}
+    ext = {"total": "9.0O", "vendor": "ACME Berlin", "items": [{"name": "tea"}], "company": "Indah"}
+    r = field_f1(ref, ext)
+    assert r.mismatches == (
+        ("total", "9.00", "9.0O"),
+        ("date", "19/10/2018", None),
+        ("vendor.name", "ACME", None),  # the structure differs: missing
+        ("vendor.city", "Berlin", None),
+        ("items[1].name", "Rice", None),  # unmatched list item
+    )
+    assert r.to_dict()["mismatches"][0] == {"field": "total", "expected": "9.00", "found": "9.0O"}
+    assert field_f1({"n": 5}, {"n": 6}, compare="exact").mismatches == (("n", "5", "6"),)
+
+
 def test_micro_f1_over_documents_is_exact_from_counts() -> None:
     a = field_f1({"x": "1", "y": "2"}, {"x": "1"})
     b = field_f1({"x": "1", "y": "2", "z": "3"}, {"x": "9", "y": "2", "z": "3", "w": "4"})
@@ -400,6 +416,8 @@ def test_counts_are_consistent_and_f1_never_nan(a: dict[str, Any], b: dict[str, 
     assert 0.0 <= r.f1 <= 1.0 and not math.isnan(r.f1)
     total = c["extracted"] + c["reference"]
     assert r.f1 == (pytest.approx(2 * c["correct"] / total) if total else 1.0)  # {"a": []} has no fields
+    assert sorted(path for path, _, _ in r.mismatches) == sorted(r.incorrect + r.missing)
+    assert all((found is None) == (path in r.missing) for path, _, found in r.mismatches)
 
 
 # ---------------------------------------------------------------------------------------------------- ANLS
