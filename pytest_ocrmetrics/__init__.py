@@ -24,6 +24,7 @@ __all__ = [
     "Document",
     "OcrOutput",
     "DocumentScore",
+    "OCRDatasetEvaluator",
 ]
 
 
@@ -45,4 +46,8 @@ def __getattr__(name: str) -> Any:
         from pytest_ocrmetrics.scoring import DocumentScore
 
         return DocumentScore
+    if name == "OCRDatasetEvaluator":
+        from pytest_ocrmetrics.evaluator import OCRDatasetEvaluator
+
+        return OCRDatasetEvaluator
     raise AttributeError(f"module 'pytest_ocrmetrics' has no attribute {name!r}")

@@ -17,6 +17,9 @@ from pytest_ocrmetrics.metrics.normalize import get_profile
 __all__ = ["DocumentScore", "ScoringOptions", "score_document", "document_record", "DEFAULT_TEXT_METRICS",
            "fields_from_text"]
 
+#: a document schema with ``"x-output-format": "xml"`` checks an XML output (its ``required`` are element paths)
+XML_FORMAT_KEY = "x-output-format"
+
 DEFAULT_TEXT_METRICS = ("cer", "wer", "ser", "ned", "edit_similarity", "exact_match", "token_accuracy", "bow_f1")
 
 
@@ -28,7 +31,7 @@ class ScoringOptions:
     unit: str = "grapheme"
     tokenizer: str = "whitespace"
     extra_metrics: tuple[str, ...] = ()
-    field_compare: str = "normalized"
+    field_compare: str = "lowercase"
 
 
 @dataclass(frozen=True)
@@ -115,8 +118,8 @@ def fields_from_text(reference_fields: Mapping[str, Any], text: str, *, ignore_c
     Each (flattened) reference value is aligned to its best-matching span of ``text`` (rapidfuzz
     ``partial_ratio_alignment``); that span, as written in ``text``, is taken as the extracted value and compared
     like any extracted field. With ``ignore_case`` (what :func:`score_document` uses when the field comparison
-    ignores case: ``normalized`` and ``fuzzy``) the value is located case-insensitively. Nested objects are handled
-    by key path; list values are matched element by element.
+    ignores case: ``lowercase``, the default, ``normalized`` and ``fuzzy``) the value is located
+    case-insensitively. Nested objects are handled by key path; list values are matched element by element.
 
     >>> fields_from_text({"total": "60.30", "date": "19/10/2018"}, "TOTAL RM 60.30\\nDATE 19/10/2018 20:49")
     {'total': '60.30', 'date': '19/10/2018'}
@@ -183,10 +186,16 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
                 metrics["crr"] = float(wm.crr)
             if "word_f1" in wanted:
                 metrics["word_f1"] = float(wm.f1)
-        if "lcs_ratio" in wanted:
-            from pytest_ocrmetrics.metrics.layout import lcs_ratio
+        from pytest_ocrmetrics.metrics.layout import LAYOUT_METRICS, CharacterAccuracy, layout_scores
 
-            metrics["lcs_ratio"] = float(lcs_ratio(reference, hypothesis).value)
+        if wanted & LAYOUT_METRICS:  # set/order/n-gram metrics: only when asked for (--ocr-metric)
+            for name, (value, layout_counts) in layout_scores(reference, hypothesis, wanted).items():
+                metrics[name] = value
+                counts[name] = layout_counts
+        if "character_accuracy" in wanted:  # from the CER counts already computed
+            accuracy = CharacterAccuracy.from_error_rate(text.cer)
+            metrics["character_accuracy"] = float(accuracy.value)
+            counts["character_accuracy"] = accuracy.counts()
         if "token_f1" in wanted:
             metrics["token_f1"] = float(text.token_accuracy.f1)
         if "token_ratio" in wanted:
@@ -207,6 +216,13 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         metrics["field_recall"] = float(result.recall)
         c = dict(result.counts())
         counts["field_f1"] = counts["field_precision"] = counts["field_recall"] = c
+        if "task_success" in wanted:  # the specification's downstream extraction task on the same fields
+            from pytest_ocrmetrics.metrics.downstream import downstream_task
+
+            task = downstream_task("extraction", extracted, document.fields)
+            metrics["task_success"] = float(task.success)
+            counts["task_success"] = task.counts()
+            details["task"] = {"quality": task.quality, "error_type": task.error_type}
         details["fields"] = {
             "source": "engine" if output.fields is not None else "located in text",
             "missing": list(result.missing),
@@ -217,11 +233,17 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         }
 
     if document.schema is not None:
-        from pytest_ocrmetrics.metrics.structured import json_validity
+        from pytest_ocrmetrics.metrics.structured import json_validity, xml_validity
 
-        validity = json_validity(output.raw if output.raw is not None else output.text, document.schema)
+        raw = output.raw if output.raw is not None else output.text
+        if document.schema.get(XML_FORMAT_KEY) == "xml":  # an XML output: well-formed, with the required elements
+            validity: Any = xml_validity(raw, required=list(document.schema.get("required", ())))
+        else:
+            validity = json_validity(raw, document.schema)
         metrics["json_valid"] = float(validity.value)
-        counts["json_valid"] = dict(validity.counts())
+        metrics["parse_success"] = float(validity.parsed)
+        metrics["completeness"] = float(validity.completeness)
+        counts["json_valid"] = counts["parse_success"] = dict(validity.counts())
         details["json"] = validity.to_dict()
 
     return DocumentScore(

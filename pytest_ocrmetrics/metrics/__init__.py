@@ -3,7 +3,7 @@
 >>> from pytest_ocrmetrics.metrics import cer, wer, field_f1
 >>> round(cer("INVOICE #12345", "INV0ICE #12345").value, 4)
 0.0714
->>> field_f1({"total": "60.30"}, {"total": "RM 60.3"}).f1
+>>> field_f1({"total": "60.30"}, {"total": "RM 60.3"}, compare="normalized").f1
 1.0
 
 Every function returns a small frozen dataclass with ``value``, its raw counts and ``to_dict()``. Submodules are
@@ -26,11 +26,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "alignment": ("Alignment", "align", "align_text", "align_words"),
     "fields": ("field_f1", "anls", "anls_corpus", "FieldF1Result", "AnlsResult", "AnlsCorpusResult",
                "normalize_field_value", "parse_date", "parse_amount"),
-    "structured": ("json_validity", "JsonValidity", "SchemaViolation"),
-    "tokens": ("token_efficiency", "TokenEfficiency"),
-    "downstream": ("downstream_task", "DownstreamResult"),
-    "layout": ("bag_of_words", "ngram_overlap", "sequence_accuracy", "lcs_ratio", "OverlapScores",
-               "SequenceAccuracy", "LcsRatio"),
+    "structured": ("json_validity", "JsonValidity", "SchemaViolation", "xml_validity", "XmlValidity",
+                   "structured_validity"),
+    "tokens": ("token_efficiency", "TokenEfficiency", "encoding_for_model"),
+    "downstream": ("downstream_task", "DownstreamResult", "success_rate"),
+    "layout": ("word_set_overlap", "bag_of_words", "ngram_overlap", "sequence_accuracy", "lcs_ratio",
+               "char_lcs_ratio", "character_accuracy", "OverlapScores", "SequenceAccuracy", "LcsRatio",
+               "CharLcsRatio", "CharacterAccuracy"),
     "word_match": ("word_match", "WordMatch", "WordPair"),
     "units": ("graphemes", "codepoints", "words"),
 }

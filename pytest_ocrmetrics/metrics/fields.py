@@ -2,8 +2,10 @@
 
 ``field_f1`` compares a reference record (``{"company": ..., "date": ..., "total": ...}``) with what a model
 extracted. Nested objects compare by key path (``address.city``); lists of records are matched by an optimal
-assignment (the pairing that maximises the number of correct fields), never by position. Three comparison modes:
+assignment (the pairing that maximises the number of correct fields), never by position. Four comparison modes:
 
+- ``"lowercase"`` (default): the values are equal after ``str(v).strip().lower()``, as the specification's
+  ``calculate_field_extraction_f1`` compares them.
 - ``"exact"``: the values' string forms are identical.
 - ``"normalized"``: both values go through :func:`normalize_field_value` (dates to ISO, amounts to a plain decimal,
   other text casefolded with punctuation and extra whitespace removed) and must then be identical.
@@ -13,6 +15,8 @@ assignment (the pairing that maximises the number of correct fields), never by p
 ...              compare="normalized")
 >>> r.f1, r.correct
 (1.0, ('date', 'total'))
+>>> field_f1({"total": "RM60.30"}, {"total": " rm60.30"}).f1  # the default: str(v).strip().lower()
+1.0
 
 ``anls`` is the DocVQA metric for one question (max over accepted answers of the thresholded similarity) and
 ``anls_corpus`` its mean over questions.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import difflib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -51,8 +56,8 @@ __all__ = [
     "max_weight_assignment",
 ]
 
-CompareMode = Literal["exact", "normalized", "fuzzy"]
-COMPARE_MODES: tuple[str, ...] = ("exact", "normalized", "fuzzy")
+CompareMode = Literal["lowercase", "exact", "normalized", "fuzzy"]
+COMPARE_MODES: tuple[str, ...] = ("lowercase", "exact", "normalized", "fuzzy")  # the first is the default
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -285,7 +290,8 @@ class FieldComparison:
     """One reference field that had an extracted counterpart: both values as strings and their similarity.
 
     ``similarity`` is ``1 - lev / max(len)`` of the compared forms (the normalized forms in ``"normalized"`` and
-    ``"fuzzy"`` mode, the raw string forms in ``"exact"`` mode).
+    ``"fuzzy"`` mode, the stripped lowercased forms in ``"lowercase"`` mode, the raw string forms in ``"exact"``
+    mode).
     """
 
     path: str
@@ -363,7 +369,17 @@ class FieldF1Result:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict: first the specification's output keys (``field_precision``, ``field_recall``,
+        ``field_f1``, ``correct_fields``, ``missing_fields``, ``incorrect_fields``, ``extra_fields``), then this
+        project's (short names, mode, counts, per-field comparisons, list matches, mismatches)."""
         return {
+            "field_precision": self.precision,
+            "field_recall": self.recall,
+            "field_f1": self.f1,
+            "correct_fields": list(self.correct),
+            "missing_fields": list(self.missing),
+            "incorrect_fields": list(self.incorrect),
+            "extra_fields": list(self.extra),
             "precision": self.precision,
             "recall": self.recall,
             "f1": self.f1,
@@ -465,6 +481,8 @@ class _Comparer:
         self.day_first = day_first
 
     def form(self, text: str) -> str:
+        if self.compare == "lowercase":
+            return text.strip().lower()
         return text if self.compare == "exact" else _cached_normalize(text, self.day_first)
 
     def node(self, ref: Any, ext: Any, ref_path: str, ext_path: str) -> _Outcome:
@@ -536,7 +554,7 @@ def field_f1(
     reference_fields: Mapping[str, Any],
     extracted_fields: Mapping[str, Any] | None,
     *,
-    compare: CompareMode = "normalized",
+    compare: CompareMode = "lowercase",
     threshold: float = 0.8,
     day_first: bool = True,
 ) -> FieldF1Result:
@@ -551,14 +569,22 @@ def field_f1(
     - precision = correct / extracted, recall = correct / reference, F1 = 2 * correct / (extracted + reference);
     - both sides empty: precision = recall = F1 = 1.0; one side empty: all three 0.0. Never NaN.
 
-    ``compare``: ``"exact"`` (identical string forms; numbers and booleans as JSON would print them),
-    ``"normalized"`` (identical after :func:`normalize_field_value`), or ``"fuzzy"`` (normalized forms with
-    ``1 - lev / max(len) >= threshold``). ``day_first`` picks how ``01/02/2024`` is read in the last two modes.
-    ``extracted_fields=None`` (nothing extracted) is treated as ``{}``.
+    ``compare``: ``"lowercase"`` (the default and the specification's comparison: equal after
+    ``str(v).strip().lower()``), ``"exact"`` (identical string forms; numbers and booleans as JSON would print
+    them), ``"normalized"`` (identical after :func:`normalize_field_value`: dates, amounts, punctuation), or
+    ``"fuzzy"`` (normalized forms with ``1 - lev / max(len) >= threshold``). ``day_first`` picks how ``01/02/2024``
+    is read in the last two modes. ``extracted_fields=None`` (nothing extracted) is treated as ``{}``.
 
-    >>> r = field_f1({"company": "INDAH GIFT", "address": {"city": "Johor"}}, {"address": {"city": "JOHOR."}})
-    >>> r.correct, r.missing, r.precision, r.recall
-    (('address.city',), ('company',), 1.0, 0.5)
+    The specification's example: 2 of 4 extracted fields correct (``total`` misread, ``customer`` extra,
+    ``vendor`` missing):
+
+    >>> r = field_f1({"invoice_number": "INV-2024-001", "date": "2024-03-15", "total": "$150.00", "vendor": "Acme"},
+    ...              {"invoice_number": "inv-2024-001 ", "date": "2024-03-15", "total": "$15O.OO", "customer": "J"})
+    >>> r.precision, r.recall, r.f1, r.incorrect, r.missing, r.extra
+    (0.5, 0.5, 0.5, ('total',), ('vendor',), ('customer',))
+    >>> ref, ext = {"address": {"city": "Johor"}}, {"address": {"city": "JOHOR."}}  # nested: key path address.city
+    >>> field_f1(ref, ext).f1, field_f1(ref, ext, compare="normalized").f1  # the full stop is punctuation
+    (0.0, 1.0)
     >>> field_f1({"total": "60.30"}, {"total": "60.31"}, compare="fuzzy", threshold=0.8).f1
     1.0
     """
@@ -572,7 +598,9 @@ def field_f1(
         hint = "; parse the model output first, e.g. json_validity(text).data" if isinstance(extracted_fields, str) else ""
         raise TypeError(f"extracted_fields must be a mapping (dict) or None, not {type(extracted_fields).__name__}{hint}")
     if compare not in COMPARE_MODES:
-        raise ValueError(f"unknown compare mode {compare!r}; valid: {', '.join(COMPARE_MODES)}")
+        close = difflib.get_close_matches(str(compare).lower(), COMPARE_MODES, n=1, cutoff=0.5)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown compare mode {compare!r}{hint}; valid: {', '.join(COMPARE_MODES)}")
     threshold = _check_threshold(threshold)
     out = _Comparer(compare, threshold, bool(day_first)).node(reference_fields, extracted_fields, "", "")
     return FieldF1Result(

@@ -15,7 +15,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
-__all__ = ["MetricSpec", "METRICS", "get_metric", "unknown_metric_message", "closest_metric", "metric_names", "in_registry_order", "is_better", "regression"]
+__all__ = ["MetricSpec", "METRICS", "METRIC_DEFINITIONS", "get_metric", "unknown_metric_message", "closest_metric", "metric_names", "in_registry_order", "is_better", "regression"]
 
 Direction = Literal["lower", "higher"]
 
@@ -44,24 +44,43 @@ _SPECS = (
                description="character error rate: (S+D+I)/N over grapheme clusters of the reference"),
     MetricSpec("wer", "WER", "lower", "text", "micro", "errors", "reference_length",
                description="word error rate: (S+D+I)/N over reference words"),
-    MetricSpec("ser", "SER", "lower", "lines", "micro", "error_lines", "reference_lines",
-               description="line (sentence) error rate: share of reference lines with at least one error"),
+    MetricSpec("ser", "SER", "lower", "lines", "micro", "error_sentences", "total_sentences",
+               description="sentence (line) error rate: lines that differ after strip(), the shorter side padded with "
+                           "empty lines, / max(reference lines, output lines)"),
     MetricSpec("ned", "NED", "lower", "text", "mean",
                description="normalized edit distance: lev/max(len(ref), len(hyp)) in [0, 1]"),
     MetricSpec("edit_similarity", "EditSim", "higher", "text", "mean", description="1 - NED"),
     MetricSpec("exact_match", "Exact", "higher", "text", "micro", "matches", "documents",
                description="1 if the normalized texts are identical, else 0"),
-    MetricSpec("token_accuracy", "TokAcc", "higher", "text", "micro", "position_matches", "reference_tokens",
-               description="share of reference tokens equal to the hypothesis token at the same position"),
-    MetricSpec("token_f1", "TokF1", "higher", "text", "mean", description="F1 on the multiset of tokens"),
+    MetricSpec("token_accuracy", "TokAcc", "higher", "text", "micro", "position_matches", "position_total",
+               description="exact-match rate: positions with equal tokens / max(reference tokens, output tokens)"),
+    MetricSpec("token_f1", "TokF1", "higher", "text", "mean", description="F1 on the sets of unique tokens"),
     MetricSpec("bow_f1", "BoW F1", "higher", "text", "mean",
-               description="bag-of-words F1 after lowercasing and punctuation removal"),
+               description="bag-of-words F1 on word multisets (a repeated word counts each time) after lowercasing "
+                           "and punctuation removal"),
     MetricSpec("crr", "CRR", "higher", "text", "mean",
                description="word-match character recognition rate: mean 1 - d/max(len) over matched word pairs"),
     MetricSpec("word_f1", "WordF1", "higher", "text", "mean",
                description="word-match F1 over exact word matches"),
-    MetricSpec("lcs_ratio", "LCS", "higher", "text", "mean",
+    MetricSpec("set_precision", "Set P", "higher", "text", "micro", "matched", "hypothesis",
+               description="set-based precision: unique words in both / unique output words (lowercased, punctuation "
+                           "removed)"),
+    MetricSpec("set_recall", "Set R", "higher", "text", "micro", "matched", "reference",
+               description="set-based recall: unique words in both / unique reference words"),
+    MetricSpec("set_f1", "Set F1", "higher", "text", "micro", "f1_numerator", "f1_denominator",
+               description="set-based F1: harmonic mean of set_precision and set_recall"),
+    MetricSpec("sequence_accuracy", "SeqAcc", "higher", "text", "micro", "position_matches", "reference_words",
+               description="reference words equal to the output word at the same position / reference words"),
+    MetricSpec("lcs_ratio", "LCS", "higher", "text", "micro", "lcs_words", "reference_words",
+               description="longest common subsequence of the word lists / reference words"),
+    MetricSpec("char_lcs_ratio", "CharLCS", "higher", "text", "mean",
                description="2 * LCS / (len(ref) + len(hyp)) over characters"),
+    MetricSpec("bigram_overlap", "Bigram", "higher", "text", "micro", "matched", "reference",
+               description="reference word bigrams found in the output / reference bigrams"),
+    MetricSpec("trigram_overlap", "Trigram", "higher", "text", "micro", "matched", "reference",
+               description="reference word trigrams found in the output / reference trigrams"),
+    MetricSpec("character_accuracy", "CharAcc", "higher", "text", "micro", "correct_characters", "reference_length",
+               description="max(0, 1 - CER)"),
     MetricSpec("field_f1", "Field F1", "higher", "fields", "micro", "f1_numerator", "f1_denominator",
                description="F1 over key fields: 2*correct / (extracted + reference)"),
     MetricSpec("field_precision", "Field P", "higher", "fields", "micro", "correct", "extracted",
@@ -70,6 +89,14 @@ _SPECS = (
                description="correct fields / reference fields"),
     MetricSpec("json_valid", "JSON ok", "higher", "schema", "micro", "valid", "documents",
                description="1 if the output parses as JSON and satisfies the document's schema"),
+    MetricSpec("parse_success", "Parsed", "higher", "schema", "micro", "parsed", "documents",
+               description="1 if the output parses (JSON, or well-formed XML), schema or not"),
+    MetricSpec("completeness", "Complete", "higher", "schema", "mean",
+               description="schema-required fields present and non-empty / required fields (1.0 when none is "
+                           "required, 0.0 when the output does not parse)"),
+    MetricSpec("task_success", "Task ok", "higher", "fields", "micro", "successes", "tasks",
+               description="downstream extraction task: 1 if reference fields whose str(v).strip().lower() equals "
+                           "the output's / reference fields >= 0.8"),
     MetricSpec("anls", "ANLS", "higher", "answers", "mean",
                description="average normalized Levenshtein similarity (DocVQA), 0 below 0.5 similarity"),
     MetricSpec("token_ratio", "TokRatio", "lower", "text", "micro", "output_tokens", "reference_tokens",
@@ -77,6 +104,13 @@ _SPECS = (
 )
 
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in _SPECS}
+
+#: Version of the metric definitions behind a run's numbers, written into the run file's ``normalization`` object.
+#: Bumped whenever a metric keeps its name but computes something else, so a baseline of the old definitions is
+#: refused instead of compared. 1: pytest-ocrmetrics 0.1.0 (files without the key). 2: the specification's
+#: definitions of ``ser``, ``token_accuracy``, ``token_f1``, ``sequence_accuracy``, ``lcs_ratio`` and the
+#: ``lowercase`` field comparison as the default.
+METRIC_DEFINITIONS = 2
 
 
 def closest_metric(name: str) -> str | None:

@@ -12,12 +12,17 @@ and measures how many schema-required fields are present and non-empty.
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Mapping
+import xml.parsers.expat as expat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from xml.etree.ElementTree import TreeBuilder
+from xml.parsers.expat import ExpatError
 
-__all__ = ["JsonValidity", "SchemaViolation", "json_validity", "parse_json_output", "ParsedJson"]
+__all__ = ["JsonValidity", "SchemaViolation", "json_validity", "parse_json_output", "ParsedJson", "XmlValidity",
+           "xml_validity", "parse_xml_output", "structured_validity"]
 
 Source = Literal["raw", "fence", "text", "object"]
 
@@ -138,6 +143,8 @@ class JsonValidity:
     ``valid`` is True when the output parsed and (with a schema) satisfied it. ``completeness`` is the share of
     schema-required paths present and non-empty (1.0 when the schema requires nothing or none is given and the output
     parsed; 0.0 when it did not parse). ``field_count`` counts scalar leaves (null included) of the parsed JSON.
+    The specification's names are properties: ``is_valid`` (parsed), ``is_schema_compliant`` (``valid``),
+    ``parsing_error``, ``validation_errors`` (messages), ``completeness_score``.
     """
 
     valid: bool
@@ -167,14 +174,44 @@ class JsonValidity:
         return self.required_present / self.required_total if self.required_total else 1.0
 
     @property
+    def is_valid(self) -> bool:
+        """The specification's ``is_valid``: the output parses (schema or not)."""
+        return self.parsed
+
+    @property
+    def is_schema_compliant(self) -> bool:
+        return self.valid
+
+    @property
+    def parsing_error(self) -> str | None:
+        return self.parse_error
+
+    @property
+    def validation_errors(self) -> list[str]:
+        return [e.message for e in self.errors]
+
+    @property
+    def completeness_score(self) -> float:
+        return self.completeness
+
+    @property
     def value(self) -> float:
         return 1.0 if self.valid else 0.0
 
     def counts(self) -> dict[str, int]:
-        return {"valid": int(self.valid), "documents": 1}
+        """Corpus rates: schema-valid = sum(valid) / sum(documents), parse success = sum(parsed) / sum(documents)."""
+        return {"valid": int(self.valid), "parsed": int(self.parsed), "documents": 1}
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict with the specification's keys (``is_valid``, ``is_schema_compliant``,
+        ``parsing_error``, ``validation_errors``, ``completeness_score``, ``field_count``) and this project's."""
         return {
+            "output_format": "json",
+            "is_valid": self.parsed,
+            "is_schema_compliant": self.valid,
+            "parsing_error": self.parse_error,
+            "validation_errors": self.validation_errors,
+            "completeness_score": self.completeness,
             "valid": self.valid,
             "parsed": self.parsed,
             "source": self.source,
@@ -363,3 +400,283 @@ def _schema_errors(validator: Any, data: Any) -> tuple[SchemaViolation, ...]:
         )
         for e in sorted(raw, key=order)
     )
+
+
+# --- XML -------------------------------------------------------------------------------------------------------------
+
+_XML_LANGS = ("xml", "html", "xhtml", "svg")
+
+
+class _ForbiddenDeclaration(ValueError):
+    pass
+
+
+def _forbid_entity(name: str, *args: Any) -> None:
+    raise _ForbiddenDeclaration(
+        f"the XML declares the entity {name!r}; entity declarations are refused (they allow entity expansion "
+        "attacks): remove the <!ENTITY> declaration"
+    )
+
+
+def _parse_xml(text: str) -> Any:
+    """Parse ``text`` into an ``xml.etree.ElementTree.Element`` with expat, refusing every entity declaration.
+
+    Built on ``xml.parsers.expat`` directly (the C ``ElementTree.XMLParser`` hides its expat handlers): no entity can
+    be declared, so none can be expanded (billion laughs, quadratic blow-up) and no external entity is ever read.
+    """
+    builder = TreeBuilder()
+    parser = expat.ParserCreate(encoding="utf-8")  # the text is re-encoded below: a declared encoding is overridden
+    parser.buffer_text = True
+    parser.StartElementHandler = builder.start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
+    parser.EntityDeclHandler = _forbid_entity
+    parser.UnparsedEntityDeclHandler = _forbid_entity
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.Parse(text.encode("utf-8", "surrogatepass"), True)  # a lone surrogate is invalid XML: expat says where
+    return builder.close()
+
+
+_XML_ERRORS = (ExpatError, _ForbiddenDeclaration)
+
+
+def _xml_error(exc: Exception) -> str:
+    if isinstance(exc, _ForbiddenDeclaration):
+        return str(exc)
+    if isinstance(exc, ExpatError):
+        return f"{expat.ErrorString(exc.code)} at line {exc.lineno} column {exc.offset + 1}"
+    return str(exc)
+
+
+def parse_xml_output(text: str) -> tuple[Any, Source | None, str | None]:
+    """Find and parse the XML in a model's output: ``(root element, source, None)`` or ``(None, None, error)``.
+
+    Tried in order: the whole text (surrounding whitespace ignored), then each Markdown fence tagged ``xml`` (or
+    untagged). Entity declarations are refused (see :func:`xml_validity`).
+
+    >>> root, source, error = parse_xml_output('```xml\\n<total>9.00</total>\\n```')
+    >>> root.tag, root.text, source, error
+    ('total', '9.00', 'fence', None)
+    """
+    stripped = text.strip()
+    if not stripped:
+        return None, None, "the output is empty"
+    try:
+        return _parse_xml(stripped), "raw", None
+    except _XML_ERRORS as exc:
+        error = _xml_error(exc)
+    for m in _FENCE.finditer(text):
+        if m["lang"] and m["lang"].lower() not in _XML_LANGS:
+            continue
+        try:
+            return _parse_xml(m["body"].strip()), "fence", None
+        except _XML_ERRORS as exc:
+            return None, None, f"in the ```{m['lang']} block: {_xml_error(exc)}"
+    return None, None, error
+
+
+def _xml_present(root: Any, path: str) -> bool:
+    """True when ``path`` (ElementTree ``find`` syntax below the root, or the root's own tag) names a non-empty element."""
+    element = root if path in (root.tag, ".") else root.find(path)
+    if element is None:
+        return False
+    return bool((element.text or "").strip()) or len(element) > 0 or bool(element.attrib)
+
+
+def _check_xml_path(path: str) -> None:
+    from xml.etree.ElementTree import Element
+
+    try:
+        Element("root").find(path)
+    except (SyntaxError, TypeError, KeyError) as exc:  # ElementPath's ways of saying "not a path"
+        reason = exc if isinstance(exc, SyntaxError) else "invalid path"
+        raise ValueError(f"required path {path!r} is not an ElementTree path ({reason}); write it like "
+                         "'invoice/total' or './/total'") from None
+
+
+def _xml_fields(root: Any) -> int:
+    """Leaf elements (no child element) and attributes: the XML counterpart of a JSON document's scalar leaves."""
+    return sum((len(element) == 0) + len(element.attrib) for element in root.iter())
+
+
+def _xsd_errors(text: str, xsd: Any) -> tuple[str, ...]:
+    try:
+        from lxml import etree  # optional: XSD validation only
+    except ImportError:
+        raise ImportError("validating against an XSD needs lxml: pip install lxml (or pass xsd=None to check "
+                          "well-formedness and required elements only)") from None
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    try:
+        if isinstance(xsd, (str, bytes)) and (xsd.lstrip()[:1] in ("<", b"<")):
+            schema_doc = etree.fromstring(xsd.encode("utf-8") if isinstance(xsd, str) else xsd, parser)
+        else:
+            schema_doc = etree.parse(os.fspath(xsd), parser)
+        schema = etree.XMLSchema(schema_doc)
+    except (etree.XMLSyntaxError, etree.XMLSchemaParseError, OSError) as exc:
+        raise ValueError(f"xsd is not a readable XML Schema ({exc}); fix the schema or its path") from None
+    document = etree.fromstring(text.encode("utf-8"), parser)
+    if schema.validate(document):
+        return ()
+    return tuple(f"line {e.line}: {e.message}" for e in schema.error_log)
+
+
+@dataclass(frozen=True)
+class XmlValidity:
+    """Well-formedness, XSD and completeness results for one XML model output.
+
+    ``parsed``: the output is well-formed XML (no entity declarations). ``valid``: parsed and, with an XSD, valid
+    against it. ``completeness``: the share of ``required`` element paths present and non-empty (text, a child
+    element or an attribute); 1.0 when none is required and the output parsed, 0.0 when it did not parse.
+    ``field_count``: leaf elements plus attributes. The specification's names are properties: ``is_valid``
+    (parsed), ``is_schema_compliant``, ``parsing_error``, ``validation_errors``, ``completeness_score``.
+    """
+
+    valid: bool
+    parsed: bool
+    source: Source | None
+    parse_error: str | None
+    errors: tuple[str, ...]
+    required_total: int
+    missing_required: tuple[str, ...]
+    field_count: int
+    schema_given: bool
+    root_tag: str | None = None
+    data: Any = field(default=None, compare=False, repr=False)
+
+    output_format = "xml"
+
+    @property
+    def required_present(self) -> int:
+        return self.required_total - len(self.missing_required)
+
+    @property
+    def completeness(self) -> float:
+        if not self.parsed:
+            return 0.0
+        return self.required_present / self.required_total if self.required_total else 1.0
+
+    @property
+    def is_valid(self) -> bool:
+        return self.parsed
+
+    @property
+    def is_schema_compliant(self) -> bool:
+        return self.valid
+
+    @property
+    def parsing_error(self) -> str | None:
+        return self.parse_error
+
+    @property
+    def validation_errors(self) -> list[str]:
+        return list(self.errors)
+
+    @property
+    def completeness_score(self) -> float:
+        return self.completeness
+
+    @property
+    def value(self) -> float:
+        return 1.0 if self.valid else 0.0
+
+    def counts(self) -> dict[str, int]:
+        return {"valid": int(self.valid), "parsed": int(self.parsed), "documents": 1}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict with the specification's keys and this project's (as :meth:`JsonValidity.to_dict`)."""
+        return {
+            "output_format": "xml",
+            "is_valid": self.parsed,
+            "is_schema_compliant": self.valid,
+            "parsing_error": self.parse_error,
+            "validation_errors": list(self.errors),
+            "completeness_score": self.completeness,
+            "field_count": self.field_count,
+            "valid": self.valid,
+            "parsed": self.parsed,
+            "source": self.source,
+            "root_tag": self.root_tag,
+            "schema_given": self.schema_given,
+            "required_present": self.required_present,
+            "required_total": self.required_total,
+            "missing_required": list(self.missing_required),
+            "counts": self.counts(),
+        }
+
+
+def xml_validity(output: str, xsd: str | os.PathLike[str] | None = None, *,
+                 required: Sequence[str] = ()) -> XmlValidity:
+    """Check that ``output`` is well-formed XML, valid against ``xsd`` (if given), and fills ``required`` elements.
+
+    ``output`` is the model's raw text: XML, or XML in a Markdown fence (```` ```xml ````). Parsing uses the standard
+    library's expat with a guard: any ``<!ENTITY>`` declaration is refused (a parse error naming it), so entity
+    expansion attacks cannot run and no external entity is read. ``xsd`` (the schema's text or a path) needs
+    ``lxml``, imported only then (``ImportError`` naming it when absent); validation errors are listed with their
+    line. ``required`` are element paths in ElementTree ``find`` syntax below the root (``"total"``,
+    ``"items/item/price"``, ``".//date"``; the root's own tag also works).
+
+    >>> r = xml_validity("<invoice><number>INV-001</number><total/></invoice>", required=["number", "total", "date"])
+    >>> r.valid, r.completeness, r.missing_required, r.field_count
+    (True, 0.3333333333333333, ('total', 'date'), 2)
+    >>> xml_validity("<invoice><total>9.00</invoice>").parse_error
+    'mismatched tag at line 1 column 23'
+    """
+    if output is None:
+        raise TypeError("output is None; pass the model's output text (use '' for an empty output)")
+    if isinstance(output, (bytes, bytearray)):
+        raise TypeError("output is bytes; decode it first, e.g. data.decode('utf-8')")
+    if not isinstance(output, str):
+        raise TypeError(f"output must be a str, not {type(output).__name__}")
+    if isinstance(required, str) or not all(isinstance(p, str) for p in required):
+        raise TypeError("required must be a list of element paths (str), e.g. ['invoice_number', 'total']")
+    for path in required:
+        _check_xml_path(path)
+    root, source, error = parse_xml_output(output)
+    errors: tuple[str, ...] = ()
+    missing: tuple[str, ...] = tuple(required)
+    if root is not None:
+        missing = tuple(path for path in required if not _xml_present(root, path))
+        if xsd is not None:
+            errors = _xsd_errors(_xml_text(output, source), xsd)
+    return XmlValidity(
+        valid=root is not None and not errors,
+        parsed=root is not None,
+        source=source,
+        parse_error=error,
+        errors=errors,
+        required_total=len(required),
+        missing_required=missing,
+        field_count=_xml_fields(root) if root is not None else 0,
+        schema_given=xsd is not None,
+        root_tag=None if root is None else root.tag,
+        data=root,
+    )
+
+
+def _xml_text(output: str, source: Source | None) -> str:
+    if source == "fence":
+        for m in _FENCE.finditer(output):
+            if not m["lang"] or m["lang"].lower() in _XML_LANGS:
+                return m["body"].strip()
+    return output.strip()
+
+
+def structured_validity(output: str, schema: Any = None, *, output_format: str = "json",
+                        required: Sequence[str] = ()) -> JsonValidity | XmlValidity:
+    """The specification's "JSON/XML validity" entry point: :func:`json_validity` (``schema`` a JSON Schema) or
+    :func:`xml_validity` (``schema`` an XSD, text or path; ``required`` element paths), by ``output_format``.
+
+    >>> structured_validity("<a><b>1</b></a>", output_format="xml", required=["b"]).to_dict()["completeness_score"]
+    1.0
+    """
+    if output_format == "json":
+        if required:
+            raise ValueError("required is for output_format='xml'; for JSON put the fields in the schema's 'required'")
+        return json_validity(output, schema)
+    if output_format == "xml":
+        return xml_validity(output, schema, required=required)
+    import difflib
+
+    close = difflib.get_close_matches(str(output_format).lower(), ["json", "xml"], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise ValueError(f"unknown output_format {output_format!r}{hint}; valid: json, xml")

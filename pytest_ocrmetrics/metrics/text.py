@@ -31,6 +31,12 @@ from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS, check_text, words
 
 __all__ = [
     "EMPTY_REFERENCE_POLICIES",
+    "SER_DENOMINATORS",
+    "TOKEN_COUNTINGS",
+    "POSITION_DENOMINATORS",
+    "CONFUSION_RATES",
+    "DELETE_MARK",
+    "INSERT_MARK",
     "EmptyReferencePolicy",
     "ErrorRate",
     "LineErrorRate",
@@ -52,6 +58,14 @@ __all__ = [
 
 EmptyReferencePolicy = Literal["bounded", "jiwer", "dinglehopper"]
 EMPTY_REFERENCE_POLICIES: tuple[str, ...] = ("bounded", "jiwer", "dinglehopper")
+#: ``ser(denominator=...)``: "max" (the specification's) or "reference" (lines in error / reference lines)
+SER_DENOMINATORS: tuple[str, ...] = ("max", "reference")
+#: ``token_accuracy(counting=...)``: "set" (unique tokens, the specification's) or "multiset"
+TOKEN_COUNTINGS: tuple[str, ...] = ("set", "multiset")
+#: ``token_accuracy(position_denominator=...)``: "max" (the specification's) or "reference"
+POSITION_DENOMINATORS: tuple[str, ...] = ("max", "reference")
+#: ``confusion(rate_of=...)``: "errors" (S + D + I, the specification's) or "substitutions"
+CONFUSION_RATES: tuple[str, ...] = ("errors", "substitutions")
 LinesLike = Union[str, Sequence[str]]
 
 
@@ -80,6 +94,16 @@ def _check_tokenizer(tokenizer: str) -> str:
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"unknown tokenizer {tokenizer!r}; valid tokenizers: {', '.join(TOKENIZERS)}")
     return tokenizer
+
+
+def _check_choice(value: str, option: str, valid: tuple[str, ...]) -> str:
+    if value not in valid:
+        import difflib
+
+        close = difflib.get_close_matches(str(value), valid, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown {option} {value!r}{hint}; valid: {', '.join(valid)}")
+    return value
 
 
 def _check_policy(policy: str) -> str:
@@ -160,40 +184,57 @@ class ErrorRate:
 
 @dataclass(frozen=True)
 class LineErrorRate:
-    """SER: the share of line positions in error, over the number of reference lines.
+    """SER, the sentence (line) error rate: the share of line positions whose lines differ.
 
-    Lines are aligned by position: reference line ``i`` is correct when hypothesis line ``i`` is identical (after
-    normalization). ``error_lines`` counts wrong lines, reference lines with no hypothesis line (missing) and
-    hypothesis lines with no reference line (extra), so like CER it can exceed 1.0 when lines are added.
-    ``error_line_indices`` are the positions in error (a position ``>= reference_lines`` is an extra hypothesis line).
+    The specification's definition (``denominator="max"``, the default): the shorter list of lines is padded with
+    empty lines, line ``i`` is in error when the two lines differ after ``strip()``, and
+    ``value`` = ``error_sentences`` / ``total_sentences`` with ``total_sentences`` = max(reference lines,
+    hypothesis lines), so it never exceeds 1.0 (1 reference line against 3 output lines is 2/3).
+    ``denominator="reference"`` divides by the reference lines instead (the project's earlier SER: wrong, missing and
+    extra lines over reference lines, which can exceed 1.0, like CER). ``error_indices`` are the positions in error
+    (a position ``>= reference_lines`` is an extra hypothesis line). ``ser`` is ``value``, a fraction like every rate
+    here (the specification prints it ×100).
     """
 
     metric: str
     value: float
-    error_lines: int
+    error_sentences: int
+    total_sentences: int
     reference_lines: int
     hypothesis_lines: int
-    error_line_indices: tuple[int, ...]
+    error_indices: tuple[int, ...]
     normalization: str
+    denominator: str = "max"
     empty_reference: str = "bounded"
 
     @property
-    def correct_lines(self) -> int:
-        return self.reference_lines - sum(1 for i in self.error_line_indices if i < self.reference_lines)
+    def ser(self) -> float:
+        return self.value
+
+    @property
+    def correct_sentences(self) -> int:
+        return self.total_sentences - self.error_sentences
 
     def counts(self) -> dict[str, int]:
+        """Corpus SER = sum(error_sentences) / sum(total_sentences) (``reference_lines`` for the other denominator)."""
         return {
-            "error_lines": self.error_lines,
+            "error_sentences": self.error_sentences,
+            "total_sentences": self.total_sentences,
             "reference_lines": self.reference_lines,
             "hypothesis_lines": self.hypothesis_lines,
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict with the specification's keys (``ser``, ``total_sentences``, ``error_sentences``,
+        ``correct_sentences``, ``error_indices``) and this project's (``value``, line counts, options)."""
         return {
             "metric": self.metric,
             "value": json_float(self.value),
+            "ser": json_float(self.value),
             **self.counts(),
-            "error_line_indices": list(self.error_line_indices),
+            "correct_sentences": self.correct_sentences,
+            "error_indices": list(self.error_indices),
+            "denominator": self.denominator,
             "normalization": self.normalization,
             "empty_reference": self.empty_reference,
         }
@@ -204,12 +245,15 @@ class LineErrorRate:
 
 @dataclass(frozen=True)
 class TokenAccuracy:
-    """Token agreement: by position (``value``) and as multisets (``precision``, ``recall``, ``f1``).
+    """Token agreement of whitespace (or ``tokenizer``) tokens: by position (``value``) and as sets or multisets.
 
-    ``value`` = position_matches / reference_tokens, where token ``i`` matches when both sides have the same token at
-    index ``i``. On the multisets of tokens, ``common_tokens`` = size of their intersection,
-    precision = common / hypothesis_tokens, recall = common / reference_tokens, F1 = 2 common / (reference + hypothesis).
-    A share whose denominator is 0 is 1.0 when both sides are empty and 0.0 otherwise.
+    ``value`` is the exact-match rate: ``position_matches`` (indices ``i`` where both sides have the same token) over
+    ``position_total`` = max(reference tokens, hypothesis tokens) (``position_denominator="reference"``: over the
+    reference tokens). With ``counting="set"`` (the specification's definition, default) ``correct_tokens`` is the
+    number of *unique* tokens both sides contain, precision = correct / unique hypothesis tokens, recall = correct /
+    unique reference tokens; with ``counting="multiset"`` repeated tokens count each time (precision = common /
+    hypothesis tokens, recall = common / reference tokens). F1 = 2PR / (P + R). A share whose denominator is 0 is 1.0
+    when both sides are empty and 0.0 otherwise.
     """
 
     metric: str
@@ -218,32 +262,52 @@ class TokenAccuracy:
     recall: float
     f1: float
     position_matches: int
-    common_tokens: int
+    position_total: int
+    correct_tokens: int
     reference_tokens: int
     hypothesis_tokens: int
     tokenizer: str
     normalization: str
+    counting: str = "set"
+    position_denominator: str = "max"
 
     @property
     def accuracy(self) -> float:
         return self.value
 
+    @property
+    def exact_match_rate(self) -> float:
+        return self.value
+
     def counts(self) -> dict[str, int]:
+        """Corpus exact-match rate = sum(position_matches) / sum(position_total)."""
         return {
             "position_matches": self.position_matches,
+            "position_total": self.position_total,
             "reference_tokens": self.reference_tokens,
             "hypothesis_tokens": self.hypothesis_tokens,
-            "common_tokens": self.common_tokens,
+            "correct_tokens": self.correct_tokens,
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict with the specification's keys (``exact_match_rate``, ``token_precision``,
+        ``token_recall``, ``token_f1``, ``correct_tokens``, ``total_gt_tokens``, ``total_pred_tokens``) and this
+        project's (``value``, ``precision``, ``recall``, ``f1``, counts, options). Rates are fractions."""
         return {
             "metric": self.metric,
             "value": self.value,
+            "exact_match_rate": self.value,
             "precision": self.precision,
             "recall": self.recall,
             "f1": self.f1,
+            "token_precision": self.precision,
+            "token_recall": self.recall,
+            "token_f1": self.f1,
             **self.counts(),
+            "total_gt_tokens": self.reference_tokens,
+            "total_pred_tokens": self.hypothesis_tokens,
+            "counting": self.counting,
+            "position_denominator": self.position_denominator,
             "tokenizer": self.tokenizer,
             "normalization": self.normalization,
         }
@@ -255,14 +319,21 @@ class TokenAccuracy:
 ConfusionCell = tuple[Union[str, None], Union[str, None], int]
 
 
+DELETE_MARK = "<DELETE>"
+INSERT_MARK = "<INSERT>"
+
+
 @dataclass(frozen=True)
 class ConfusionMatrix:
-    """Which reference characters were read as what: the non-hit cells of one optimal character alignment.
+    """Which reference characters were read as what: the Levenshtein edit operations of one optimal alignment.
 
     ``cells`` are ``(reference, hypothesis, count)``, most frequent first (ties in order of first occurrence);
     ``hypothesis`` is ``None`` for a deletion and ``reference`` is ``None`` for an insertion (the insertion row).
-    ``value`` is the confusion rate: substitutions / reference_length, the share of reference characters read as a
-    different character (0.0 for an empty reference).
+    ``value`` is the confusion rate. By default (``rate_of="errors"``, the specification's definition) it is
+    ``total_errors`` / reference length with ``total_errors`` = S + D + I; ``rate_of="substitutions"`` gives the
+    project's earlier rate, substitutions / reference length (the share of reference characters read as another
+    character). Both are 0.0 for an empty reference. The specification's views: :attr:`confusion_matrix` and
+    :attr:`top_confusions` name deletions ``"<DELETE>"`` and insertions ``"<INSERT>"``.
     """
 
     metric: str
@@ -274,6 +345,7 @@ class ConfusionMatrix:
     reference_length: int
     unit: str
     normalization: str
+    rate_of: str = "errors"
 
     @property
     def errors(self) -> int:
@@ -281,12 +353,34 @@ class ConfusionMatrix:
         return self.substitutions + self.deletions + self.insertions
 
     @property
+    def total_errors(self) -> int:
+        return self.errors
+
+    @property
     def rate(self) -> float:
+        return self.value
+
+    @property
+    def confusion_rate(self) -> float:
         return self.value
 
     def top(self, n: int = 10) -> list[ConfusionCell]:
         """The ``n`` most frequent cells, e.g. ``[("O", "0", 2), ...]``."""
         return list(self.cells[:n])
+
+    @property
+    def top_confusions(self) -> list[tuple[str, str, int]]:
+        """The 10 most frequent ``(reference, hypothesis, count)``, with ``"<DELETE>"`` / ``"<INSERT>"`` marks."""
+        return [(INSERT_MARK if r is None else r, DELETE_MARK if h is None else h, c) for r, h, c in self.top(10)]
+
+    @property
+    def confusion_matrix(self) -> dict[str, dict[str, int]]:
+        """``[reference][hypothesis] -> count`` as the specification writes it: deletions under ``"<DELETE>"``,
+        insertions in row ``"<INSERT>"``."""
+        out: dict[str, dict[str, int]] = {}
+        for ref, hyp, count in self.cells:
+            out.setdefault(INSERT_MARK if ref is None else ref, {})[DELETE_MARK if hyp is None else hyp] = count
+        return out
 
     def matrix(self) -> dict[str | None, dict[str | None, int]]:
         """``matrix()[reference][hypothesis] -> count``; deletions under hypothesis ``None``, insertions in row ``None``."""
@@ -309,11 +403,18 @@ class ConfusionMatrix:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict with the specification's keys (``confusion_matrix``, ``total_errors``,
+        ``top_confusions``, ``confusion_rate``, a fraction) and this project's (``value``, counts, ``cells``)."""
         return {
             "metric": self.metric,
             "value": self.value,
+            "confusion_rate": self.value,
+            "total_errors": self.errors,
+            "confusion_matrix": self.confusion_matrix,
+            "top_confusions": [list(cell) for cell in self.top_confusions],
             **self.counts(),
             "cells": [{"reference": r, "hypothesis": h, "count": c} for r, h, c in self.cells],
+            "rate_of": self.rate_of,
             "unit": self.unit,
             "normalization": self.normalization,
         }
@@ -403,12 +504,13 @@ def _error_rate_result(metric: str, a: Alignment, *, unit: str, tokenizer: str |
     )
 
 
-def _confusion_result(a: Alignment, *, unit: str, profile: str) -> ConfusionMatrix:
+def _confusion_result(a: Alignment, *, unit: str, profile: str, rate_of: str = "errors") -> ConfusionMatrix:
     # Counter.most_common sorts stably, so equal counts keep their order of first occurrence
     cells = tuple((ref, hyp, count) for (ref, hyp), count in a.confusions.most_common())
+    counted = a.distance if rate_of == "errors" else a.substitutions
     return ConfusionMatrix(
         metric="confusion",
-        value=a.substitutions / a.reference_length if a.reference_length else 0.0,
+        value=counted / a.reference_length if a.reference_length else 0.0,
         cells=cells,
         substitutions=a.substitutions,
         deletions=a.deletions,
@@ -416,6 +518,7 @@ def _confusion_result(a: Alignment, *, unit: str, profile: str) -> ConfusionMatr
         reference_length=a.reference_length,
         unit=unit,
         normalization=profile,
+        rate_of=rate_of,
     )
 
 
@@ -437,25 +540,36 @@ def _exact_match_result(ref: str, hyp: str, *, profile: str) -> ExactMatch:
     return ExactMatch(metric="exact_match", value=1.0 if matched else 0.0, matched=matched, normalization=profile)
 
 
-def _token_accuracy_result(ref: list[str], hyp: list[str], *, tokenizer: str, profile: str) -> TokenAccuracy:
+def _token_accuracy_result(ref: list[str], hyp: list[str], *, tokenizer: str, profile: str, counting: str = "set",
+                           position_denominator: str = "max") -> TokenAccuracy:
     n, m = len(ref), len(hyp)
     position_matches = sum(map(operator.eq, ref, hyp))
-    common = 0
-    if n and m:
-        ref_counts, hyp_counts = Counter(ref), Counter(hyp)
-        common = sum(map(min, ref_counts.values(), map(hyp_counts.__getitem__, ref_counts)))
+    position_total = max(n, m) if position_denominator == "max" else n
+    if counting == "set":
+        ref_side, hyp_side = set(ref), set(hyp)
+        correct = len(ref_side & hyp_side)
+        ref_count, hyp_count = len(ref_side), len(hyp_side)
+    else:
+        correct = 0
+        if n and m:
+            ref_counts, hyp_counts = Counter(ref), Counter(hyp)
+            correct = sum(map(min, ref_counts.values(), map(hyp_counts.__getitem__, ref_counts)))
+        ref_count, hyp_count = n, m
     return TokenAccuracy(
         metric="token_accuracy",
-        value=share(position_matches, n, both_empty=m == 0),
-        precision=share(common, m, both_empty=n == 0),
-        recall=share(common, n, both_empty=m == 0),
-        f1=share(2 * common, n + m, both_empty=True),
+        value=share(position_matches, position_total, both_empty=m == 0 and n == 0),
+        precision=share(correct, hyp_count, both_empty=n == 0),
+        recall=share(correct, ref_count, both_empty=m == 0),
+        f1=share(2 * correct, ref_count + hyp_count, both_empty=True),
         position_matches=position_matches,
-        common_tokens=common,
+        position_total=position_total,
+        correct_tokens=correct,
         reference_tokens=n,
         hypothesis_tokens=m,
         tokenizer=tokenizer,
         normalization=profile,
+        counting=counting,
+        position_denominator=position_denominator,
     )
 
 
@@ -474,19 +588,28 @@ def _as_lines(value: object, name: str, profile: NormalizationProfile) -> list[s
     raise TypeError(f"{name} must be a str or a list of str lines, not {type(value).__name__}")
 
 
-def _line_error_rate_result(ref_lines: Sequence[str], hyp_lines: Sequence[str], *, profile: str,
-                            policy: str) -> LineErrorRate:
+def _line_error_rate_result(ref_lines: Sequence[str], hyp_lines: Sequence[str], *, profile: str, policy: str,
+                            denominator: str = "max") -> LineErrorRate:
     n, m = len(ref_lines), len(hyp_lines)
-    errors = [i for i, (r, h) in enumerate(zip(ref_lines, hyp_lines)) if r != h]
-    errors.extend(range(min(n, m), max(n, m)))  # missing or extra lines
+    total = max(n, m)
+    # the shorter side is padded with empty lines; lines are compared stripped
+    padded_ref = [line.strip() for line in ref_lines] + [""] * (total - n)
+    padded_hyp = [line.strip() for line in hyp_lines] + [""] * (total - m)
+    errors = tuple(i for i, (r, h) in enumerate(zip(padded_ref, padded_hyp)) if r != h)
+    if denominator == "max":
+        value = len(errors) / total if total else 0.0
+    else:
+        value = _error_rate(len(errors), n, policy)
     return LineErrorRate(
         metric="ser",
-        value=_error_rate(len(errors), n, policy),
-        error_lines=len(errors),
+        value=value,
+        error_sentences=len(errors),
+        total_sentences=total,
         reference_lines=n,
         hypothesis_lines=m,
-        error_line_indices=tuple(errors),
+        error_indices=errors,
         normalization=profile,
+        denominator=denominator,
         empty_reference=policy,
     )
 
@@ -554,62 +677,91 @@ def ser(
     reference_lines: LinesLike,
     hypothesis_lines: LinesLike,
     *,
+    denominator: str = "max",
     normalize: ProfileLike = "nfc",
     empty_reference: str = "bounded",
 ) -> LineErrorRate:
-    """Line (sentence) error rate: (wrong + missing + extra lines) / reference lines, lines aligned by position.
+    """Sentence (line) error rate: lines in error / max(reference lines, hypothesis lines), lines aligned by position.
 
-    Pass two lists of lines, or two strings: a string is split into lines after normalization and blank lines are
-    dropped. A profile with the ``whitespace`` step is applied as ``lines`` here, so line breaks survive.
+    The specification's definition: the shorter list is padded with empty lines and line ``i`` is in error when the
+    two lines differ after ``strip()`` (and normalization). ``denominator="reference"`` divides the same errors by the
+    reference lines (the project's earlier SER; it can exceed 1.0, and ``empty_reference`` then decides the value for
+    an empty reference). Pass two lists of lines, or two strings: a string is split into lines after normalization
+    and blank lines are dropped. A profile with the ``whitespace`` step is applied as ``lines`` here, so line breaks
+    survive.
 
     >>> r = ser("TOTAL 10.00\\nCASH 20.00\\nCHANGE 10.00", "TOTAL 10.00\\nCASH 2O.00\\nCHANGE 10.00")
-    >>> r.error_lines, r.reference_lines, r.error_line_indices
-    (1, 3, (1,))
-    >>> ser(["a", "b"], ["a", "b", "c"]).error_line_indices
-    (2,)
+    >>> r.error_sentences, r.total_sentences, r.correct_sentences, r.error_indices
+    (1, 3, 2, (1,))
+    >>> r = ser(["a"], ["a", "b", "c"])
+    >>> r.value, r.error_indices, ser(["a"], ["a", "b", "c"], denominator="reference").value
+    (0.6666666666666666, (1, 2), 2.0)
     """
     _check_policy(empty_reference)
+    _check_choice(denominator, "denominator", SER_DENOMINATORS)
     profile = get_profile(normalize)
     ref_lines = _as_lines(reference_lines, "reference_lines", profile)
     hyp_lines = _as_lines(hypothesis_lines, "hypothesis_lines", profile)
-    return _line_error_rate_result(ref_lines, hyp_lines, profile=profile.name, policy=empty_reference)
+    return _line_error_rate_result(ref_lines, hyp_lines, profile=profile.name, policy=empty_reference,
+                                   denominator=denominator)
 
 
 def token_accuracy(
     reference: str,
     hypothesis: str,
     *,
+    counting: str = "set",
+    position_denominator: str = "max",
     tokenizer: str = "whitespace",
     normalize: ProfileLike = "nfc",
 ) -> TokenAccuracy:
-    """Token exact-match rate by position, and token precision / recall / F1 on the multisets of tokens.
+    """Token exact-match rate by position, and token precision / recall / F1 on the sets of unique tokens.
 
-    >>> r = token_accuracy("a b c d", "a x c")
-    >>> r.position_matches, r.value, round(r.precision, 4), r.recall
-    (2, 0.5, 0.6667, 0.5)
+    The specification's definition by default: ``value`` (the exact-match rate) = positions with equal tokens /
+    max(len(reference tokens), len(hypothesis tokens)); precision, recall and F1 on the *sets* of tokens.
+    ``counting="multiset"`` counts repeated tokens each time; ``position_denominator="reference"`` divides the
+    position matches by the reference tokens only (both the project's earlier definitions).
+
+    >>> r = token_accuracy("Invoice Number INV-2024-001 Total Amount $150.00",
+    ...                    "Invoice Number INV-2024-OO1 Total Amount $150.00")
+    >>> r.position_matches, r.position_total, r.correct_tokens, r.exact_match_rate == r.f1 == 5 / 6
+    (5, 6, 5, True)
+    >>> r = token_accuracy("a a b", "a b")
+    >>> r.precision, r.recall, token_accuracy("a a b", "a b", counting="multiset").recall
+    (1.0, 1.0, 0.6666666666666666)
     """
     _check_tokenizer(tokenizer)
+    _check_choice(counting, "counting", TOKEN_COUNTINGS)
+    _check_choice(position_denominator, "position_denominator", POSITION_DENOMINATORS)
     ref, hyp, profile = _prepare(reference, hypothesis, normalize)
     return _token_accuracy_result(words(ref, tokenizer=tokenizer), words(hyp, tokenizer=tokenizer),
-                                  tokenizer=tokenizer, profile=profile.name)
+                                  tokenizer=tokenizer, profile=profile.name, counting=counting,
+                                  position_denominator=position_denominator)
 
 
 def confusion(
     reference: str,
     hypothesis: str,
     *,
+    rate_of: str = "errors",
     unit: str = "grapheme",
     normalize: ProfileLike = "nfc",
 ) -> ConfusionMatrix:
-    """Character confusion counts (reference character -> hypothesis character, deletion or insertion).
+    """Character confusion counts from the Levenshtein edit operations (substitution, deletion or insertion).
+
+    ``value`` (``confusion_rate``) = total_errors (S + D + I) / reference length, the specification's rate;
+    ``rate_of="substitutions"`` counts substitutions only (the project's earlier rate).
 
     >>> m = confusion("INVOICE #12345 TOTAL: $150.00", "INV0ICE #I2345 T0TAL: $15O.OO")
-    >>> m.top(3), m.errors
-    ([('0', 'O', 3), ('O', '0', 2), ('1', 'I', 1)], 6)
+    >>> m.top(3), m.total_errors, m.confusion_rate == 6 / 29
+    ([('0', 'O', 3), ('O', '0', 2), ('1', 'I', 1)], 6, True)
+    >>> confusion("abc", "abxc").confusion_matrix, confusion("abc", "ac").top_confusions
+    ({'<INSERT>': {'x': 1}}, [('b', '<DELETE>', 1)])
     """
     _check_unit(unit)
+    _check_choice(rate_of, "rate_of", CONFUSION_RATES)
     ref, hyp, profile = _prepare(reference, hypothesis, normalize)
-    return _confusion_result(align_text(ref, hyp, unit=unit), unit=unit, profile=profile.name)
+    return _confusion_result(align_text(ref, hyp, unit=unit), unit=unit, profile=profile.name, rate_of=rate_of)
 
 
 def exact_match(reference: str, hypothesis: str, *, normalize: ProfileLike = "nfc") -> ExactMatch:
@@ -728,7 +880,7 @@ def score_text(
     same options, at the cost of about one alignment.
 
     >>> s = score_text("INVOICE #12345\\nTOTAL 10.00", "INV0ICE #12345\\nTOTAL 10.00")
-    >>> s.cer.errors, s.wer.errors, s.ser.error_lines, s.exact_match.value, s.confusion.top(1)
+    >>> s.cer.errors, s.wer.errors, s.ser.error_sentences, s.exact_match.value, s.confusion.top(1)
     (1, 1, 1, 0.0, [('O', '0', 1)])
     """
     _check_unit(unit)

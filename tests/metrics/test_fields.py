@@ -167,7 +167,7 @@ def test_exact_mode_compares_json_string_forms() -> None:
     assert r.incorrect == ("x",)
     assert field_f1({"x": "60.30"}, {"x": 60.3}, compare="normalized").f1 == 1.0
     assert field_f1({"d": "2024-01-05"}, {"d": dt.date(2024, 1, 5)}, compare="exact").f1 == 1.0
-    assert field_f1({"d": "1.50"}, {"d": Decimal("1.5")}).f1 == 1.0
+    assert field_f1({"d": "1.50"}, {"d": Decimal("1.5")}, compare="normalized").f1 == 1.0
 
 
 def test_empty_extracted_value_is_missing_not_incorrect() -> None:
@@ -203,7 +203,7 @@ def test_empty_side_policy(ref: dict[str, Any], ext: dict[str, Any] | None, expe
 def test_nested_objects_compare_by_key_path() -> None:
     ref = {"vendor": {"name": "ACME", "address": {"city": "Berlin", "zip": "10115"}}, "total": "9.00"}
     ext = {"vendor": {"name": "ACME", "address": {"city": "Berlln", "street": "Main"}}, "total": "9"}
-    r = field_f1(ref, ext)
+    r = field_f1(ref, ext, compare="normalized")
     assert r.correct == ("vendor.name", "total")
     assert r.incorrect == ("vendor.address.city",)
     assert r.missing == ("vendor.address.zip",)
@@ -222,11 +222,11 @@ def test_structure_mismatch_counts_missing_and_extra() -> None:
 def test_list_of_records_matched_by_assignment_not_position() -> None:
     ref = {"items": [{"name": "Tea", "price": "2.30"}, {"name": "Rice", "price": "12.00"}]}
     ext = {"items": [{"name": "rice", "price": "12"}, {"name": "tea", "price": "2.3"}]}
-    r = field_f1(ref, ext)
+    r = field_f1(ref, ext, compare="normalized")
     assert r.f1 == 1.0
     assert r.list_matches == (("items", 0, 1), ("items", 1, 0))
     # positional matching would have scored 0 here
-    positional = sum(field_f1(a, b).correct_count for a, b in zip(ref["items"], ext["items"]))
+    positional = sum(field_f1(a, b, compare="normalized").correct_count for a, b in zip(ref["items"], ext["items"]))
     assert positional == 0
 
 
@@ -307,8 +307,10 @@ def test_bad_inputs() -> None:
         field_f1({}, '{"a": 1}')  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="field 'a.b' has a set value"):
         field_f1({"a": {"b": {1}}}, {})
-    with pytest.raises(ValueError, match="unknown compare mode 'fuzy'"):
+    with pytest.raises(ValueError, match=r"unknown compare mode 'fuzy' \(did you mean 'fuzzy'\?\); valid: lowercase, "):
         field_f1({}, {}, compare="fuzy")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"unknown compare mode 'lower' \(did you mean 'lowercase'\?\)"):
+        field_f1({}, {}, compare="lower")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="between 0 and 1"):
         field_f1({}, {}, threshold=1.5)
     with pytest.raises(TypeError, match="threshold must be a number"):
@@ -399,7 +401,7 @@ def _count_leaves(value: Any) -> int:
 
 
 @settings(max_examples=100, deadline=None)
-@given(_tree, st.sampled_from(["exact", "normalized", "fuzzy"]))
+@given(_tree, st.sampled_from(["lowercase", "exact", "normalized", "fuzzy"]))
 def test_identical_records_score_one(record: dict[str, Any], mode: str) -> None:
     r = field_f1(record, record, compare=mode)  # type: ignore[arg-type]
     assert r.f1 == 1.0

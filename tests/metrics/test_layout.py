@@ -8,7 +8,18 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from pytest_ocrmetrics.metrics import layout
-from pytest_ocrmetrics.metrics.layout import bag_of_words, lcs_ratio, ngram_overlap, sequence_accuracy
+from pytest_ocrmetrics.metrics.layout import (
+    LAYOUT_METRICS,
+    bag_of_words,
+    char_lcs_ratio,
+    character_accuracy,
+    layout_scores,
+    lcs_ratio,
+    ngram_overlap,
+    sequence_accuracy,
+    word_set_overlap,
+)
+from pytest_ocrmetrics.metrics.text import cer
 
 
 def test_docstring_examples() -> None:
@@ -23,7 +34,7 @@ def test_bag_of_words_hand_computed() -> None:
     r = bag_of_words("The cat sat, the end", "the CAT cat mat end.")
     assert (r.matched, r.reference_count, r.hypothesis_count) == (3, 5, 5)  # the, cat, end
     assert (r.precision, r.recall, r.f1) == (0.6, 0.6, 0.6)
-    assert r.counts() == {"matched": 3, "reference": 5, "hypothesis": 5}
+    assert r.counts() == {"matched": 3, "reference": 5, "hypothesis": 5, "f1_numerator": 6, "f1_denominator": 10}
 
 
 def test_bag_of_words_ignores_order_case_and_punctuation() -> None:
@@ -80,16 +91,58 @@ def test_ngram_bad_n() -> None:
         ngram_overlap("a", "a", n=2.0)  # type: ignore[arg-type]
 
 
+# --------------------------------------------------------------------------------------------------- set-based (spec)
+
+
+def test_set_based_metrics_follow_the_specification_examples() -> None:
+    # F1 example: "hello world from biblicus" vs "hello world form": P 2/3, R 2/4, F1 0.571
+    r = word_set_overlap("hello world from biblicus", "hello world form")
+    assert (r.matched, r.reference_count, r.hypothesis_count) == (2, 4, 3)
+    assert (r.precision, r.recall) == (2 / 3, 0.5)
+    assert round(r.f1, 3) == 0.571
+    # precision example: 3 of 4 extracted words correct; recall example: 3 of 5 ground-truth words found
+    assert word_set_overlap("hello world from biblicus", "hello world form biblicus").precision == 0.75
+    assert word_set_overlap("hello world from biblicus system", "hello world biblicus").recall == 0.6
+    # "Hello, World!" and "hello world" normalize to the same words
+    assert word_set_overlap("Hello, World!", "hello world").f1 == 1.0
+
+
+def test_set_based_differs_from_bag_of_words_on_repeated_words() -> None:
+    ref, hyp = "the the the cat", "the cat"
+    sets, bags = word_set_overlap(ref, hyp), bag_of_words(ref, hyp)
+    assert (sets.precision, sets.recall, sets.f1) == (1.0, 1.0, 1.0)  # {the, cat} == {the, cat}
+    assert (bags.precision, bags.recall) == (1.0, 0.5)  # "the" x3 against x1
+    assert sets.unit == "word set" and sets.counts()["reference"] == 2
+
+
+def test_set_based_empty_policy() -> None:
+    assert word_set_overlap("", "").f1 == 1.0
+    assert word_set_overlap("...", "x").precision == 0.0
+    assert word_set_overlap("x", "").recall == 0.0
+
+
 # ---------------------------------------------------------------------------------------------------- sequence accuracy
 
 
-def test_sequence_accuracy_hand_computed() -> None:
-    # two columns read in the wrong order: LCS keeps one column
-    assert sequence_accuracy("a b c d", "c d a b").value == 0.5
-    r = sequence_accuracy("one two three four", "one three two four five")
-    assert (r.lcs_words, r.reference_words, r.hypothesis_words) == (3, 4, 5)
-    assert r.value == 0.75
-    assert r.counts() == {"lcs_words": 3, "reference_words": 4}
+def test_sequence_accuracy_is_positional_per_the_specification() -> None:
+    # the specification's example: positions 0 ("hello") and 3 ("biblicus") match: 2/4 (the document says 1/4,
+    # but its own formula, Correct_Position_Words / Total_Ground_Truth_Words, gives 2/4)
+    r = sequence_accuracy("hello world from biblicus", "hello form world biblicus")
+    assert (r.position_matches, r.reference_words, r.hypothesis_words) == (2, 4, 4)
+    assert r.value == 0.5
+    assert r.counts() == {"position_matches": 2, "reference_words": 4}
+
+
+def test_sequence_accuracy_differs_from_the_old_lcs_based_score() -> None:
+    # one inserted word at the start shifts every word: positional 0/4, while LCS (lcs_ratio) keeps all 4
+    assert sequence_accuracy("a b c d", "x a b c d").value == 0.0
+    assert lcs_ratio("a b c d", "x a b c d").value == 1.0
+    # two columns swapped: nothing in place, LCS keeps one column
+    assert sequence_accuracy("a b c d", "c d a b").value == 0.0
+    assert lcs_ratio("a b c d", "c d a b").value == 0.5
+    # a shorter hypothesis: only the positions it has can match; extra hypothesis words do not count
+    assert sequence_accuracy("a b c d", "a b").value == 0.5
+    assert sequence_accuracy("a b", "a b c d").value == 1.0
 
 
 def test_sequence_accuracy_empty_policy() -> None:
@@ -101,28 +154,104 @@ def test_sequence_accuracy_empty_policy() -> None:
 # ---------------------------------------------------------------------------------------------------- LCS ratio
 
 
-def test_lcs_ratio_hand_computed() -> None:
-    r = lcs_ratio("kitten", "sitting")  # LCS "ittn" = 4; 2 * 4 / 13
+def test_lcs_ratio_is_over_words_per_the_specification() -> None:
+    # the specification's example: LCS "the brown fox" (or "the quick fox"), 3 of 5 reference words
+    r = lcs_ratio("the quick brown fox jumps", "the brown quick fox")
+    assert (r.lcs_words, r.reference_words, r.hypothesis_words) == (3, 5, 4)
+    assert r.value == 0.6
+    r = lcs_ratio("one two three four", "one three two four five")
+    assert r.value == 0.75 and r.counts() == {"lcs_words": 3, "reference_words": 4}
+
+
+def test_lcs_ratio_differs_from_the_character_level_variant() -> None:
+    ref, hyp = "the quick brown fox jumps", "the brown quick fox"
+    assert lcs_ratio(ref, hyp).value == 0.6
+    char = char_lcs_ratio(ref, hyp)  # 2 * LCS / (25 + 19) over characters: a different number
+    assert char.value == pytest.approx(2 * char.lcs / 44) and char.value != 0.6
+    assert lcs_ratio("kitten", "sitting").value == 0.0  # one word each, different
+    assert char_lcs_ratio("kitten", "sitting").value == pytest.approx(8 / 13)
+
+
+def test_lcs_ratio_empty_policy() -> None:
+    assert lcs_ratio("", "").value == 1.0
+    assert lcs_ratio("", "x").value == 0.0
+    assert lcs_ratio("x", "").value == 0.0
+
+
+def test_char_lcs_ratio_hand_computed() -> None:
+    r = char_lcs_ratio("kitten", "sitting")  # LCS "ittn" = 4; 2 * 4 / 13
     assert (r.lcs, r.reference_length, r.hypothesis_length) == (4, 6, 7)
     assert r.value == pytest.approx(8 / 13)
-    assert lcs_ratio("", "").value == 1.0
-    assert lcs_ratio("abc", "").value == 0.0
-    assert lcs_ratio("abc", "xyz").value == 0.0
+    assert char_lcs_ratio("", "").value == 1.0
+    assert char_lcs_ratio("abc", "").value == 0.0
+    assert char_lcs_ratio("abc", "xyz").value == 0.0
 
 
-def test_lcs_ratio_counts_graphemes_after_nfc() -> None:
-    r = lcs_ratio("e\u0301te\u0301", "\u00e9t\u00e9")  # decomposed vs precomposed: identical after NFC
+def test_char_lcs_ratio_counts_graphemes_after_nfc() -> None:
+    r = char_lcs_ratio("e\u0301te\u0301", "\u00e9t\u00e9")  # decomposed vs precomposed: identical after NFC
     assert (r.value, r.reference_length) == (1.0, 3)
-    r = lcs_ratio("e\u0301", "e", normalize="none")  # one grapheme "é" vs "e": nothing in common
+    r = char_lcs_ratio("e\u0301", "e", normalize="none")  # one grapheme "é" vs "e": nothing in common
     assert (r.lcs, r.reference_length, r.value) == (0, 1, 0.0)
 
 
+# ---------------------------------------------------------------------------------------------- n-gram overlap (spec)
+
+
+def test_bigram_and_trigram_overlap_follow_the_specification_examples() -> None:
+    bigram = ngram_overlap("hello world from biblicus", "hello world biblicus from", n=2)
+    assert (bigram.matched, bigram.reference_count, bigram.overlap) == (1, 3, 1 / 3)
+    trigram = ngram_overlap("the quick brown fox", "the brown quick fox", n=3)
+    assert (trigram.matched, trigram.reference_count, trigram.overlap) == (0, 2, 0.0)
+    assert ngram_overlap("a b c", "a c b", n=2).overlap == 0.0  # the "calculation details" example
+
+
+def test_ngram_overlap_is_over_reference_ngrams_not_f1() -> None:
+    # an output that repeats the text twice: every reference bigram is found (overlap 1.0), F1 is not
+    r = ngram_overlap("a b c", "a b c a b c", n=2)
+    assert r.overlap == 1.0 and r.f1 == pytest.approx(4 / 7)
+    # a repeated reference bigram matches as often as the output has it: identical texts score 1.0
+    assert ngram_overlap("a b a b", "a b a b", n=2).overlap == 1.0
+
+
+# ------------------------------------------------------------------------------------------------- character accuracy
+
+
+def test_character_accuracy_is_one_minus_cer_clipped_at_zero() -> None:
+    r = character_accuracy("INVOICE #12345", "INV0ICE #12345")
+    assert r.value == pytest.approx(1 - cer("INVOICE #12345", "INV0ICE #12345").value) == pytest.approx(13 / 14)
+    assert r.counts() == {"correct_characters": 13, "reference_length": 14, "errors": 1}
+    r = character_accuracy("ab", "xyzwv")  # CER 2.5: accuracy clipped at 0, never negative
+    assert (r.value, r.correct_characters) == (0.0, 0)
+    assert character_accuracy("", "").value == 1.0
+    assert character_accuracy("", "x").value == 0.0
+
+
+# ---------------------------------------------------------------------------------------------------- layout_scores
+
+
+def test_layout_scores_computes_only_the_names_asked_for() -> None:
+    ref, hyp = "hello world from biblicus", "hello form world biblicus"
+    assert layout_scores(ref, hyp, []) == {}
+    assert layout_scores(ref, hyp, ["cer", "bow_f1"]) == {}  # not this module's registry metrics
+    scores = layout_scores(ref, hyp, LAYOUT_METRICS)
+    assert set(scores) == LAYOUT_METRICS
+    values = {name: value for name, (value, _) in scores.items()}
+    assert values["sequence_accuracy"] == 0.5
+    assert values["lcs_ratio"] == 0.75  # hello world biblicus
+    assert values["set_precision"] == values["set_recall"] == 0.75
+    assert values["bigram_overlap"] == 0.0 and values["trigram_overlap"] == 0.0
+    assert values["char_lcs_ratio"] == char_lcs_ratio(ref, hyp).value
+    assert scores["lcs_ratio"][1] == {"lcs_words": 3, "reference_words": 4}
+
+
 def test_results_are_json_safe() -> None:
-    for result in (bag_of_words("", "x"), ngram_overlap("", ""), sequence_accuracy("", "x"), lcs_ratio("", "")):
+    for result in (bag_of_words("", "x"), ngram_overlap("", ""), sequence_accuracy("", "x"), lcs_ratio("", ""),
+                   char_lcs_ratio("", ""), word_set_overlap("", "x"), character_accuracy("", "x")):
         json.dumps(result.to_dict(), allow_nan=False)
 
 
-@pytest.mark.parametrize("fn", [bag_of_words, ngram_overlap, sequence_accuracy, lcs_ratio])
+@pytest.mark.parametrize("fn", [bag_of_words, word_set_overlap, ngram_overlap, sequence_accuracy, lcs_ratio,
+                                char_lcs_ratio, character_accuracy])
 def test_bad_inputs(fn: object) -> None:
     with pytest.raises(TypeError, match="reference is None"):
         fn(None, "x")  # type: ignore[operator]
@@ -150,11 +279,20 @@ def test_properties_against_oracles(ref: str, hyp: str) -> None:
     assert bag_of_words(ref, ref).f1 == 1.0
     assert sequence_accuracy(ref, ref).value == 1.0
     assert lcs_ratio(ref, ref).value == 1.0
+    assert char_lcs_ratio(ref, ref).value == 1.0
+    assert word_set_overlap(ref, ref).f1 == 1.0
     forward, backward = bag_of_words(ref, hyp), bag_of_words(hyp, ref)
     assert forward.f1 == backward.f1 and forward.precision == backward.recall
-    assert lcs_ratio(ref, hyp).value == lcs_ratio(hyp, ref).value
+    assert char_lcs_ratio(ref, hyp).value == char_lcs_ratio(hyp, ref).value
     norm = layout.get_profile(layout.WORD_NORMALIZATION)
     rw, hw = norm(ref).split(), norm(hyp).split()
     assert bag_of_words(ref, hyp).matched == sum(min(c, Counter(hw)[w]) for w, c in Counter(rw).items())
-    assert sequence_accuracy(ref, hyp).lcs_words == _lcs_oracle(rw, hw)
-    assert lcs_ratio(ref, hyp).lcs == _lcs_oracle(list(ref), list(hyp))  # these strings are one code point per grapheme
+    assert word_set_overlap(ref, hyp).matched == len(set(rw) & set(hw))
+    assert lcs_ratio(ref, hyp).lcs_words == _lcs_oracle(rw, hw)
+    in_place = sum(1 for i, w in enumerate(rw) if i < len(hw) and hw[i] == w)
+    assert sequence_accuracy(ref, hyp).position_matches == in_place
+    for n in (2, 3):
+        ref_grams = [tuple(rw[i:i + n]) for i in range(len(rw) - n + 1)]
+        hyp_grams = [tuple(hw[i:i + n]) for i in range(len(hw) - n + 1)]
+        assert ngram_overlap(ref, hyp, n=n).matched == sum((Counter(ref_grams) & Counter(hyp_grams)).values())
+    assert char_lcs_ratio(ref, hyp).lcs == _lcs_oracle(list(ref), list(hyp))  # one code point per grapheme here

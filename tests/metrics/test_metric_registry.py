@@ -14,7 +14,10 @@ def test_scored_micro_metrics_carry_their_numerator_and_denominator() -> None:
     document = Document("a.png", "d", None, "INVOICE #1\nTOTAL 5", fields={"total": "5"},
                         schema={"type": "object", "required": ["total"]})
     output = OcrOutput(text='INV0ICE #1\nTOTAL 5', raw='{"total": "5"}')
-    options = ScoringOptions(extra_metrics=("crr", "word_f1", "lcs_ratio", "token_f1", "token_ratio"))
+    options = ScoringOptions(extra_metrics=("crr", "word_f1", "lcs_ratio", "token_f1", "token_ratio",
+                                            "set_precision", "set_recall", "set_f1", "sequence_accuracy",
+                                            "char_lcs_ratio", "bigram_overlap", "trigram_overlap",
+                                            "character_accuracy", "task_success"))
     score = score_document(document, output, engine="e", options=options)
     computed = set(score.metrics)
     assert computed == set(METRICS) - {"anls"}  # anls needs question answers, which documents do not carry

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from pytest_ocrmetrics.metrics import structured
-from pytest_ocrmetrics.metrics.structured import json_validity, parse_json_output
+from pytest_ocrmetrics.metrics.structured import (
+    json_validity,
+    parse_json_output,
+    parse_xml_output,
+    structured_validity,
+    xml_validity,
+)
 
 RECEIPT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -94,7 +100,7 @@ def test_valid_without_schema() -> None:
     assert r.schema_given is False and r.errors == ()
     assert r.completeness == 1.0 and r.required_total == 0
     assert r.field_count == 4  # 1, true, null, "x"; the empty object holds no field
-    assert r.counts() == {"valid": 1, "documents": 1}
+    assert r.counts() == {"valid": 1, "parsed": 1, "documents": 1}
 
 
 def test_all_schema_errors_sorted_by_path() -> None:
@@ -221,3 +227,158 @@ def test_any_object_or_array_is_recovered_from_fence_or_prose(value: Any, wrappe
     text = wrapper.replace("{}", json.dumps(value))
     r = json_validity(text)
     assert r.valid and r.data == value
+
+
+# --- the specification's keys and example ----------------------------------------------------------------------------
+
+SPEC_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["invoice_number", "date", "total"],
+    "properties": {"invoice_number": {"type": "string"}, "date": {"type": "string"}, "total": {"type": "string"}},
+}
+
+
+def test_specification_json_example() -> None:
+    """Document 000, 2.2: is_valid, is_schema_compliant, no errors, completeness 1.0, field_count 3."""
+    r = json_validity('{"invoice_number": "INV-001", "date": "2024-03-15", "total": "$150.00"}', SPEC_SCHEMA)
+    assert (r.is_valid, r.is_schema_compliant, r.parsing_error, r.validation_errors) == (True, True, None, [])
+    assert (r.completeness_score, r.field_count) == (1.0, 3)
+    d = r.to_dict()
+    assert {k: d[k] for k in ("is_valid", "is_schema_compliant", "parsing_error", "validation_errors",
+                              "completeness_score", "field_count")} == {
+        "is_valid": True, "is_schema_compliant": True, "parsing_error": None, "validation_errors": [],
+        "completeness_score": 1.0, "field_count": 3}
+
+
+def test_parse_success_and_schema_compliance_are_separate() -> None:
+    """The specification's is_valid means "parses"; the project's ``valid`` means "parses and satisfies the schema"."""
+    r = json_validity('{"invoice_number": 1, "date": "2024-03-15"}', SPEC_SCHEMA)
+    assert (r.is_valid, r.is_schema_compliant, r.valid, r.completeness_score) == (True, False, False, 2 / 3)
+    assert r.validation_errors == ["'total' is a required property", "1 is not of type 'string'"]
+    assert r.counts() == {"valid": 0, "parsed": 1, "documents": 1}
+    broken = json_validity('{"invoice_number": ', SPEC_SCHEMA)
+    assert (broken.is_valid, broken.completeness_score, broken.field_count) == (False, 0.0, 0)
+    assert broken.parsing_error and broken.counts() == {"valid": 0, "parsed": 0, "documents": 1}
+
+
+# --- XML -------------------------------------------------------------------------------------------------------------
+
+SPEC_XML = "<invoice><invoice_number>INV-001</invoice_number><date>2024-03-15</date><total>$150.00</total></invoice>"
+SPEC_XML_REQUIRED = ["invoice_number", "date", "total"]
+
+
+def test_xml_specification_example() -> None:
+    r = xml_validity(SPEC_XML, required=SPEC_XML_REQUIRED)
+    assert (r.is_valid, r.is_schema_compliant, r.parsing_error, r.validation_errors) == (True, True, None, [])
+    assert (r.completeness_score, r.field_count, r.root_tag, r.source) == (1.0, 3, "invoice", "raw")
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+    assert (d["output_format"], d["is_valid"], d["completeness_score"], d["field_count"]) == ("xml", True, 1.0, 3)
+    assert structured_validity(SPEC_XML, output_format="xml", required=SPEC_XML_REQUIRED) == r
+
+
+def test_xml_well_formedness_errors_name_the_place() -> None:
+    r = xml_validity("<invoice><total>9.00</invoice>", required=["total"])
+    assert (r.parsed, r.valid, r.completeness, r.field_count) == (False, False, 0.0, 0)
+    assert r.parse_error == "mismatched tag at line 1 column 23"
+    assert r.missing_required == ("total",) and r.counts() == {"valid": 0, "parsed": 0, "documents": 1}
+    assert xml_validity("").parse_error == "the output is empty"
+    assert xml_validity("<a/><b/>").parse_error.startswith("junk after document element")
+    assert xml_validity('{"total": 1}').parsed is False  # JSON is not XML
+
+
+def test_xml_completeness_counts_present_non_empty_elements() -> None:
+    text = '<r><a>1</a><b/><c x="1"/><d><e>2</e></d><f>  </f></r>'
+    r = xml_validity(text, required=["a", "b", "c", "d/e", "f", "g", ".//e", "r"])
+    assert r.missing_required == ("b", "f", "g")
+    assert r.completeness == 5 / 8
+    assert r.field_count == 6  # leaves a, b, c, e, f and the attribute x
+    with pytest.raises(ValueError, match=r"required path .a\[. is not an ElementTree path \(invalid path\)"):
+        xml_validity(text, required=["a["])
+
+
+def test_xml_in_a_markdown_fence() -> None:
+    root, source, error = parse_xml_output('Here it is:\n```xml\n<total>9.00</total>\n```\nBye')
+    assert (root.tag, root.text, source, error) == ("total", "9.00", "fence", None)
+    r = xml_validity("```xml\n<total>9.00</total\n```")
+    assert r.parse_error is not None and r.parse_error.startswith("in the ```xml block: ")
+
+
+BILLION_LAUGHS = """<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+]>
+<lolz>&lol3;</lolz>"""
+
+
+@pytest.mark.parametrize("text", [
+    BILLION_LAUGHS,
+    '<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><a>&x;</a>',
+    '<!DOCTYPE a [<!ENTITY % p SYSTEM "http://127.0.0.1:1/x.dtd"> %p;]><a/>',
+    '<!DOCTYPE a [<!ENTITY u SYSTEM "x.gif" NDATA gif>]><a/>',
+])
+def test_xml_entity_declarations_are_refused(text: str) -> None:
+    r = xml_validity(text)
+    assert r.parsed is False and r.valid is False
+    assert "entity declarations are refused" in (r.parse_error or "")
+
+
+def test_xml_without_entities_may_have_a_doctype() -> None:
+    assert xml_validity('<?xml version="1.0" encoding="ISO-8859-1"?><!DOCTYPE a><a>é</a>').parsed
+
+
+def test_xml_hostile_text() -> None:
+    assert xml_validity("<a>\ud800</a>").parse_error == "not well-formed (invalid token) at line 1 column 4"
+    assert xml_validity("<a>\x1b[31m</a>").parsed is False  # control characters are not XML characters
+    deep = "<a>" * 50_000 + "</a>" * 50_000
+    assert xml_validity(deep).field_count == 1
+    wide = "<r>" + "<x>1</x>" * 100_000 + "</r>"
+    assert xml_validity(wide, required=["x"]).field_count == 100_000
+
+
+def test_xml_bad_inputs() -> None:
+    with pytest.raises(TypeError, match="output is None"):
+        xml_validity(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="output is bytes; decode it first"):
+        xml_validity(b"<a/>")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="required must be a list of element paths"):
+        xml_validity("<a/>", required="a")
+    with pytest.raises(ValueError, match="unknown output_format 'yaml'; valid: json, xml"):
+        structured_validity("a: 1", output_format="yaml")
+    with pytest.raises(ValueError, match="unknown output_format 'XML ' \\(did you mean 'xml'\\?\\)"):
+        structured_validity("<a/>", output_format="XML ")
+    with pytest.raises(ValueError, match="required is for output_format='xml'"):
+        structured_validity("{}", required=["a"])
+
+
+INVOICE_XSD = """<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">
+  <xs:element name="invoice"><xs:complexType><xs:sequence>
+    <xs:element name="invoice_number" type="xs:string"/>
+    <xs:element name="date" type="xs:date"/>
+    <xs:element name="total" type="xs:string"/>
+  </xs:sequence></xs:complexType></xs:element>
+</xs:schema>"""
+
+
+def test_xml_against_an_xsd(tmp_path: Any) -> None:
+    pytest.importorskip("lxml", reason="XSD validation is optional: it needs lxml, which is not installed")
+    r = xml_validity(SPEC_XML, INVOICE_XSD, required=SPEC_XML_REQUIRED)
+    assert (r.valid, r.is_schema_compliant, r.errors, r.schema_given) == (True, True, (), True)
+    bad = xml_validity(SPEC_XML.replace("2024-03-15", "15/03/2024"), INVOICE_XSD)
+    assert (bad.parsed, bad.valid) == (True, False)
+    assert len(bad.errors) == 1 and bad.errors[0].startswith("line 1: Element 'date'")
+    path = tmp_path / "invoice.xsd"
+    path.write_text(INVOICE_XSD, encoding="utf-8")
+    assert xml_validity(SPEC_XML, path).valid
+    with pytest.raises(ValueError, match="xsd is not a readable XML Schema"):
+        xml_validity(SPEC_XML, "<xs:schema")
+
+
+def test_xsd_without_lxml_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lxml", None)  # import lxml raises ImportError
+    with pytest.raises(ImportError, match="validating against an XSD needs lxml: pip install lxml"):
+        xml_validity(SPEC_XML, INVOICE_XSD)
+    assert xml_validity(SPEC_XML).valid  # well-formedness needs no lxml

@@ -5,6 +5,7 @@ import math
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.metrics.text import (
@@ -124,99 +125,197 @@ def test_unknown_policy_unit_and_tokenizer() -> None:
 
 # --- SER --------------------------------------------------------------------------------------------------------------
 
-
-def test_ser_by_position() -> None:
-    r = ser("TOTAL 10.00\nCASH 20.00\nCHANGE 10.00", "TOTAL 10.00\nCASH 2O.00\nCHANGE 10.00")
-    assert (r.error_lines, r.reference_lines, r.hypothesis_lines) == (1, 3, 3)
-    assert r.error_line_indices == (1,) and r.value == 1 / 3 and r.correct_lines == 2
+SPEC_GROUND_TRUTH_LINES = ["INVOICE NUMBER: INV-2024-001", "DATE: 2024-03-15", "TOTAL: $150.00"]
+SPEC_PREDICTED_LINES = ["INVOICE NUMBER: INV-2024-001", "DATE: 2024-03-15", "TOTAL: $15O.OO"]
 
 
-def test_ser_counts_missing_and_extra_lines() -> None:
+def test_ser_specification_example() -> None:
+    """Document 000, 1.3: {"ser": 33.33, "total_sentences": 3, "error_sentences": 1, "correct_sentences": 2,
+    "error_indices": [2]} (the ser as a fraction here)."""
+    r = ser(SPEC_GROUND_TRUTH_LINES, SPEC_PREDICTED_LINES)
+    assert (r.ser, r.total_sentences, r.error_sentences, r.correct_sentences, r.error_indices) == (1 / 3, 3, 1, 2, (2,))
+    d = r.to_dict()
+    assert {k: d[k] for k in ("ser", "total_sentences", "error_sentences", "correct_sentences", "error_indices")} == {
+        "ser": 1 / 3, "total_sentences": 3, "error_sentences": 1, "correct_sentences": 2, "error_indices": [2]}
+    json.dumps(d, allow_nan=False)
+
+
+def test_ser_divides_by_the_longer_side_not_the_reference() -> None:
+    """Where the old definition (errors / reference lines) and the specification's differ: 1 line vs 3 lines."""
+    r = ser(["TOTAL: $150.00"], ["TOTAL: $150.00", "THANK YOU", "COME AGAIN"])
+    assert (r.value, r.error_sentences, r.total_sentences, r.error_indices) == (2 / 3, 2, 3, (1, 2))
+    assert (r.reference_lines, r.hypothesis_lines, r.correct_sentences) == (1, 3, 1)
+    old = ser(["TOTAL: $150.00"], ["TOTAL: $150.00", "THANK YOU", "COME AGAIN"], denominator="reference")
+    assert (old.value, old.error_sentences, old.denominator) == (2.0, 2, "reference")
+
+
+def test_ser_compares_stripped_lines_and_pads_with_empty_lines() -> None:
+    assert ser(["  a  ", "b\t"], ["a", " b"]).value == 0.0  # the old definition counted both lines as errors
+    assert ser(["a", "b"], ["a", "b", "   "]).error_indices == ()  # an extra blank line equals the padding ""
     missing = ser(["a", "b", "c"], ["a", "b"])
-    assert (missing.error_lines, missing.error_line_indices, missing.value) == (1, (2,), 1 / 3)
+    assert (missing.error_sentences, missing.error_indices, missing.value) == (1, (2,), 1 / 3)
     extra = ser(["a", "b"], ["a", "b", "c", "d"])
-    assert (extra.error_lines, extra.error_line_indices, extra.value) == (2, (2, 3), 1.0)
-    assert extra.correct_lines == 2
+    assert (extra.error_sentences, extra.error_indices, extra.value, extra.correct_sentences) == (2, (2, 3), 0.5, 2)
+
+
+def test_ser_by_position_on_strings() -> None:
+    r = ser("TOTAL 10.00\nCASH 20.00\nCHANGE 10.00", "TOTAL 10.00\nCASH 2O.00\nCHANGE 10.00")
+    assert (r.error_sentences, r.reference_lines, r.hypothesis_lines) == (1, 3, 3)
+    assert r.error_indices == (1,) and r.value == 1 / 3 and r.correct_sentences == 2
 
 
 def test_ser_string_input_drops_blank_lines_and_list_input_keeps_them() -> None:
     assert ser("a\n\n  \nb\n", "a\nb").value == 0.0
-    assert ser(["a", "", "b"], ["a", "b"]).error_line_indices == (1, 2)
+    assert ser(["a", "", "b"], ["a", "b"]).error_indices == (1, 2)
 
 
 def test_ser_keeps_line_breaks_under_a_whitespace_profile() -> None:
     r = ser("Hello  World\nSecond line", "hello world\nsecond  lime", normalize="lenient")
-    assert (r.reference_lines, r.error_line_indices) == (2, (1,))
+    assert (r.reference_lines, r.error_indices) == (2, (1,))
     assert r.normalization == "nfkc+quotes+casefold+punctuation+whitespace"
 
 
 def test_ser_empty() -> None:
-    assert ser("", "").value == 0.0
+    assert ser("", "").value == 0.0 and ser("", "").total_sentences == 0
     assert ser("", "text").value == 1.0
-    assert ser([], ["x", "y"], empty_reference="jiwer").value == 2.0
+    assert ser([], ["x", "y"]).value == 1.0
+    assert ser([], ["x", "y"], denominator="reference", empty_reference="jiwer").value == 2.0
 
 
-def test_ser_rejects_bad_lines() -> None:
+def test_ser_counts_carry_the_registry_numerator_and_denominator() -> None:
+    spec = METRICS["ser"]
+    counts = ser(["a"], ["a", "b", "c"]).counts()
+    assert counts[spec.numerator] / counts[spec.denominator] == 2 / 3  # type: ignore[index]
+
+
+def test_ser_corpus_value_sums_the_specification_counts() -> None:
+    from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator
+
+    spec = METRICS["ser"]
+    acc = MetricAccumulator("ser")
+    for ref, hyp in ((["a"], ["a", "b", "c"]), (SPEC_GROUND_TRUTH_LINES, SPEC_PREDICTED_LINES)):
+        r = ser(ref, hyp)
+        acc.add(r.value, r.counts()[spec.numerator], r.counts()[spec.denominator])  # type: ignore[index]
+    assert acc.result().micro == 3 / 6  # (2 + 1) errors over (3 + 3) line positions
+
+
+def test_ser_rejects_bad_lines_and_options() -> None:
     with pytest.raises(TypeError, match=r"hypothesis_lines\[1\] is None"):
         ser(["a", "b"], ["a", None])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="reference_lines is bytes"):
         ser(b"a\nb", "a\nb")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="hypothesis_lines must be a str or a list of str lines, not generator"):
         ser(["a"], (line for line in ["a"]))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown denominator 'refrence' \\(did you mean 'reference'\\?\\); valid: max, reference"):
+        ser(["a"], ["a"], denominator="refrence")
+
+
+def test_ser_hostile_lines() -> None:
+    r = ser(["a\ud800", "\x1b[31mred", "x" * 100_000], ["a\ud800", "\x1b[31mred", "x" * 99_999])
+    assert (r.error_indices, r.value) == ((2,), 1 / 3)
+    json.dumps(r.to_dict(), allow_nan=False)
 
 
 # --- token accuracy ---------------------------------------------------------------------------------------------------
 
+SPEC_TOKEN_REFERENCE = "Invoice Number INV-2024-001 Total Amount $150.00"
+SPEC_TOKEN_PREDICTED = "Invoice Number INV-2024-OO1 Total Amount $150.00"
 
-def test_token_accuracy_by_position_and_multiset() -> None:
+
+def test_token_accuracy_specification_example() -> None:
+    """Document 000, 1.4: EMR 83.33 %; the document says P = R = F1 = 0.857, its own formula gives 5/6."""
+    r = token_accuracy(SPEC_TOKEN_REFERENCE, SPEC_TOKEN_PREDICTED)
+    assert (r.position_matches, r.position_total, r.correct_tokens) == (5, 6, 5)
+    assert r.exact_match_rate == r.value == 5 / 6
+    assert r.precision == r.recall == 5 / 6 and r.f1 == pytest.approx(5 / 6)
+    d = r.to_dict()
+    assert (d["exact_match_rate"], d["token_precision"], d["token_recall"]) == (5 / 6, 5 / 6, 5 / 6)
+    assert d["token_f1"] == pytest.approx(5 / 6)
+    assert (d["correct_tokens"], d["total_gt_tokens"], d["total_pred_tokens"]) == (5, 6, 6)
+
+
+def test_token_accuracy_sets_versus_multisets() -> None:
+    """Where the old definition (multisets) and the specification's (sets of unique tokens) differ."""
+    r = token_accuracy("a a a", "a")
+    assert (r.correct_tokens, r.precision, r.recall, r.f1) == (1, 1.0, 1.0, 1.0)
+    old = token_accuracy("a a a", "a", counting="multiset")
+    assert (old.correct_tokens, old.precision, old.recall, old.f1) == (1, 1.0, 1 / 3, 0.5)
+
+
+def test_token_accuracy_position_rate_divides_by_the_longer_side() -> None:
+    """Where the old definition (over reference tokens) and the specification's (over the longer side) differ."""
+    r = token_accuracy("a b", "a b c d")
+    assert (r.position_matches, r.position_total, r.value) == (2, 4, 0.5)
+    assert token_accuracy("a b", "a b c d", position_denominator="reference").value == 1.0
+
+
+def test_token_accuracy_by_position_and_set() -> None:
     r = token_accuracy("a b c d", "a x c")
-    assert (r.position_matches, r.common_tokens, r.reference_tokens, r.hypothesis_tokens) == (2, 2, 4, 3)
+    assert (r.position_matches, r.correct_tokens, r.reference_tokens, r.hypothesis_tokens) == (2, 2, 4, 3)
     assert (r.value, r.precision, r.recall, r.f1) == (0.5, 2 / 3, 0.5, 4 / 7)
 
 
-def test_token_accuracy_multiset_ignores_order_but_position_does_not() -> None:
+def test_token_accuracy_set_ignores_order_but_position_does_not() -> None:
     r = token_accuracy("b a a", "a a b")
     assert r.position_matches == 1 and r.value == 1 / 3
     assert (r.precision, r.recall, r.f1) == (1.0, 1.0, 1.0)
-
-
-def test_token_accuracy_duplicates_count_once_each() -> None:
-    r = token_accuracy("a a a", "a")
-    assert (r.common_tokens, r.precision, r.recall) == (1, 1.0, 1 / 3)
 
 
 @pytest.mark.parametrize(
     ("reference", "hypothesis", "expected"),
     [("", "", (1.0, 1.0, 1.0, 1.0)), ("", "x", (0.0, 0.0, 0.0, 0.0)), ("x", "", (0.0, 0.0, 0.0, 0.0))],
 )
-def test_token_accuracy_empty_sides(reference: str, hypothesis: str, expected: tuple[float, ...]) -> None:
-    r = token_accuracy(reference, hypothesis)
+@pytest.mark.parametrize("counting", ["set", "multiset"])
+def test_token_accuracy_empty_sides(reference: str, hypothesis: str, expected: tuple[float, ...], counting: str) -> None:
+    r = token_accuracy(reference, hypothesis, counting=counting)
     assert (r.value, r.precision, r.recall, r.f1) == expected
+
+
+def test_token_accuracy_unknown_options() -> None:
+    with pytest.raises(ValueError, match="unknown counting 'multi-set' \\(did you mean 'multiset'\\?\\); valid: set, multiset"):
+        token_accuracy("a", "a", counting="multi-set")
+    with pytest.raises(ValueError, match="unknown position_denominator 'min'"):
+        token_accuracy("a", "a", position_denominator="min")
 
 
 # --- confusion --------------------------------------------------------------------------------------------------------
 
 
-def test_confusion_invoice_example_hand_checked() -> None:
-    # "INV0ICE", "T0TAL": O->0 twice; "#I2345": 1->I once; "$15O.OO": 0->O three times. Six errors.
+def test_confusion_specification_example() -> None:
+    """Document 000, 1.5: the document prints {"O": {"0": 3}, "1": {"I": 1}}, 4 errors, 13.79 %; its own formula
+    on its own strings gives O->0 twice, 0->O three times, 1->I once: 6 errors, 6/29."""
     m = confusion(INVOICE_REF, INVOICE_HYP)
     assert m.top() == [("0", "O", 3), ("O", "0", 2), ("1", "I", 1)]
-    assert (m.errors, m.substitutions, m.deletions, m.insertions) == (6, 6, 0, 0)
-    assert m.matrix() == {"0": {"O": 3}, "O": {"0": 2}, "1": {"I": 1}}
-    assert m.insertion_row() == {}
-    assert m.value == m.rate == 6 / 29
+    assert (m.total_errors, m.substitutions, m.deletions, m.insertions) == (6, 6, 0, 0)
+    assert m.confusion_matrix == {"0": {"O": 3}, "O": {"0": 2}, "1": {"I": 1}}
+    assert m.top_confusions == [("0", "O", 3), ("O", "0", 2), ("1", "I", 1)]
+    assert m.value == m.rate == m.confusion_rate == 6 / 29
+    d = m.to_dict()
+    assert (d["total_errors"], d["confusion_rate"], d["top_confusions"][0]) == (6, 6 / 29, ["0", "O", 3])
 
 
-def test_confusion_deletions_and_insertion_row() -> None:
+def test_confusion_rate_counts_every_error_not_only_substitutions() -> None:
+    """Where the old rate (substitutions / N) and the specification's ((S + D + I) / N) differ."""
+    m = confusion("abc", "xabcx")
+    assert m.insertion_row() == {"x": 2}
+    assert m.matrix() == {None: {"x": 2}}
+    assert m.confusion_matrix == {"<INSERT>": {"x": 2}}
+    assert (m.total_errors, m.value) == (2, 2 / 3)
+    assert confusion("abc", "xabcx", rate_of="substitutions").value == 0.0
+
+
+def test_confusion_deletions_and_insertions_use_the_specification_marks() -> None:
     m = confusion("rn m", "m mn")
-    assert m.errors == 3
+    assert m.errors == 3 and m.value == 3 / 4
     assert sum(count for _, _, count in m.cells) == 3
-    m2 = confusion("abc", "xabcx")
-    assert m2.insertion_row() == {"x": 2}
-    assert m2.matrix() == {None: {"x": 2}}
-    assert m2.value == 0.0  # no substitutions
     m3 = confusion("abc", "ac")
     assert m3.top(1) == [("b", None, 1)]
+    assert m3.top_confusions == [("b", "<DELETE>", 1)] and m3.confusion_matrix == {"b": {"<DELETE>": 1}}
+
+
+def test_confusion_top_confusions_keep_ten() -> None:
+    m = confusion("abcdefghijkl", "ABCDEFGHIJKL")
+    assert len(m.cells) == 12 and len(m.top_confusions) == 10 and m.top_confusions[0] == ("a", "A", 1)
 
 
 def test_confusion_top_breaks_ties_by_first_occurrence() -> None:
@@ -232,6 +331,10 @@ def test_confusion_to_dict_is_json() -> None:
     d = confusion("ab", "b").to_dict()
     json.dumps(d, allow_nan=False)
     assert {"reference": "a", "hypothesis": None, "count": 1} in d["cells"]
+    assert d["confusion_matrix"] == {"a": {"<DELETE>": 1}}
+    assert confusion("", "").value == 0.0 and confusion("", "ab").value == 0.0
+    with pytest.raises(ValueError, match="unknown rate_of 'substitution' \\(did you mean 'substitutions'\\?\\)"):
+        confusion("a", "b", rate_of="substitution")
 
 
 # --- exact match, NED, similarity ----------------------------------------------------------------------------------
@@ -262,7 +365,7 @@ def test_score_text_full_set() -> None:
     s = score_text(INVOICE_REF + "\nTHANK YOU", INVOICE_HYP + "\nTHANK YOU")
     assert s.cer.errors == 6 and s.cer.reference_length == len(INVOICE_REF) + 1 + 9
     assert s.wer.errors == 4  # INV0ICE, #I2345, T0TAL:, $15O.OO
-    assert (s.ser.error_lines, s.ser.reference_lines) == (1, 2)
+    assert (s.ser.error_sentences, s.ser.total_sentences) == (1, 2)
     assert s.exact_match.value == 0.0
     assert s.ned.value == 6 / 39 and s.edit_similarity.value == 1 - 6 / 39
     assert s.token_accuracy.position_matches == 2
@@ -337,4 +440,94 @@ def test_real_ground_truth_scores(shared_data: Any) -> None:
             flipped = ("#" if text[0] != "#" else "%") + text[1:]
             r = cer(text, flipped)
             assert r.errors == 1 and r.reference_length == len(graphemes(text))
-            assert ser(text, flipped).error_line_indices == (0,)
+            assert ser(text, flipped).error_indices == (0,)
+
+
+# --- the specification's own code as the oracle ----------------------------------------------------------------------
+
+
+def _spec_ser(predicted_sentences: list[str], ground_truth_sentences: list[str]) -> dict[str, Any]:
+    """Document 000, 1.3, verbatim (its ``ser`` is ×100)."""
+    max_len = max(len(predicted_sentences), len(ground_truth_sentences))
+    pred = predicted_sentences + [""] * (max_len - len(predicted_sentences))
+    gt = ground_truth_sentences + [""] * (max_len - len(ground_truth_sentences))
+    error_indices = [i for i, (p, g) in enumerate(zip(pred, gt)) if p.strip() != g.strip()]
+    error_count = len(error_indices)
+    total = max_len
+    return {"ser": (error_count / total * 100) if total > 0 else 0, "total_sentences": total,
+            "error_sentences": error_count, "correct_sentences": total - error_count, "error_indices": error_indices}
+
+
+def _spec_token_accuracy(predicted: str, ground_truth: str) -> dict[str, Any]:
+    """Document 000, 1.4, verbatim."""
+    pred_tokens, gt_tokens = predicted.split(), ground_truth.split()
+    pred_set, gt_set = set(pred_tokens), set(gt_tokens)
+    correct = len(pred_set & gt_set)
+    precision = correct / len(pred_set) if pred_set else 0
+    recall = correct / len(gt_set) if gt_set else 0
+    f1 = 2 * (precision * recall) / (precision + recall) if (precision + recall) > 0 else 0
+    exact_matches = sum(1 for p, g in zip(pred_tokens, gt_tokens) if p == g)
+    max_len = max(len(pred_tokens), len(gt_tokens))
+    emr = (exact_matches / max_len * 100) if max_len > 0 else 0
+    return {"exact_match_rate": emr, "token_precision": precision, "token_recall": recall, "token_f1": f1,
+            "correct_tokens": correct, "total_gt_tokens": len(gt_tokens), "total_pred_tokens": len(pred_tokens)}
+
+
+def _spec_confusion(predicted: str, ground_truth: str) -> dict[str, Any]:
+    """Document 000, 1.5, verbatim but for the import (rapidfuzz's Levenshtein.editops = python-Levenshtein's)."""
+    from collections import defaultdict
+
+    from rapidfuzz.distance import Levenshtein
+
+    ops = Levenshtein.editops(ground_truth, predicted)
+    confusion_matrix: Any = defaultdict(lambda: defaultdict(int))
+    total_errors = 0
+    for op_type, gt_idx, pred_idx in ops:
+        if op_type == "replace":
+            confusion_matrix[ground_truth[gt_idx]][predicted[pred_idx]] += 1
+        elif op_type == "delete":
+            confusion_matrix[ground_truth[gt_idx]]["<DELETE>"] += 1
+        elif op_type == "insert":
+            confusion_matrix["<INSERT>"][predicted[pred_idx]] += 1
+        total_errors += 1
+    confusion_matrix = {k: dict(v) for k, v in confusion_matrix.items()}
+    return {"confusion_matrix": confusion_matrix, "total_errors": total_errors,
+            "confusion_rate": (total_errors / len(ground_truth) * 100) if ground_truth else 0}
+
+
+_LINE = st.text(st.sampled_from("ab \t"), max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINE, max_size=5), st.lists(_LINE, max_size=5))
+def test_ser_equals_the_specification_code(reference: list[str], hypothesis: list[str]) -> None:
+    expected = _spec_ser(hypothesis, reference)
+    r = ser(reference, hypothesis, normalize="none")
+    assert r.value * 100 == pytest.approx(expected["ser"])
+    assert (r.total_sentences, r.error_sentences, r.correct_sentences, list(r.error_indices)) == (
+        expected["total_sentences"], expected["error_sentences"], expected["correct_sentences"],
+        expected["error_indices"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("ab \n"), max_size=12), st.text(st.sampled_from("ab \n"), max_size=12))
+def test_token_accuracy_equals_the_specification_code(reference: str, hypothesis: str) -> None:
+    expected = _spec_token_accuracy(hypothesis, reference)
+    r = token_accuracy(reference, hypothesis, normalize="none")
+    if reference.split() or hypothesis.split():  # two empty texts: 1.0 here, 0 in the document's code
+        assert r.value * 100 == pytest.approx(expected["exact_match_rate"])
+        assert (r.precision, r.recall) == (expected["token_precision"], expected["token_recall"])
+        assert r.f1 == pytest.approx(expected["token_f1"])
+    d = r.to_dict()
+    assert (d["correct_tokens"], d["total_gt_tokens"], d["total_pred_tokens"]) == (
+        expected["correct_tokens"], expected["total_gt_tokens"], expected["total_pred_tokens"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("aO0b"), max_size=10), st.text(st.sampled_from("aO0b"), max_size=10))
+def test_confusion_equals_the_specification_code(reference: str, hypothesis: str) -> None:
+    expected = _spec_confusion(hypothesis, reference)
+    m = confusion(reference, hypothesis, unit="codepoint", normalize="none")
+    assert m.confusion_matrix == expected["confusion_matrix"]
+    assert m.total_errors == expected["total_errors"]
+    assert m.value * 100 == pytest.approx(expected["confusion_rate"])
