@@ -7,8 +7,13 @@ engine's version makes new ones. Secrets are never part of a key: engines keep A
 
 Layout: ``<directory>/<key[:2]>/<key>.json``, one small JSON file per output, written atomically (a temporary file
 in the same folder, then :func:`os.replace`), so several pytest-xdist workers can write at once and a reader sees
-either no entry or a whole one. A corrupt or unreadable entry is reported with a :class:`OcrCacheWarning`, treated
-as a miss, and rewritten when the engine has produced the output again.
+either no entry or a whole one. An entry is checked strictly when read (:func:`output_from_entry`): a corrupt,
+unreadable or wrongly shaped one (``"text": 12345``, ``NaN`` timings, a list instead of an object) is reported with
+a :class:`OcrCacheWarning` naming the entry file, treated as a miss, and rewritten when the engine has produced the
+output again, so a damaged cache never fails a run.
+
+The image bytes hashed for the key are the bytes the engine reads: :class:`CachingEngine` reads the image once
+(``Document.with_image_bytes``) and hands the engine the document carrying those bytes.
 
 Example::
 
@@ -23,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import tempfile
 import threading
@@ -31,9 +37,17 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.documents import Document
-from pytest_ocrmetrics.engines.base import OcrEngine, OcrOutput
+from pytest_ocrmetrics.engines.base import OcrEngine, OcrOutput, Word, with_image_bytes
 
-__all__ = ["CACHE_FORMAT_VERSION", "OutputCache", "CachingEngine", "OcrCacheWarning", "image_digest"]
+__all__ = [
+    "CACHE_FORMAT_VERSION",
+    "OutputCache",
+    "CachingEngine",
+    "OcrCacheWarning",
+    "CacheEntryError",
+    "image_digest",
+    "output_from_entry",
+]
 
 CACHE_FORMAT_VERSION = 1
 """Bumped when the entry layout or the meaning of a key changes; old entries are then simply never looked up."""
@@ -44,32 +58,103 @@ class OcrCacheWarning(UserWarning):
 
 
 def image_digest(document: Document) -> str:
-    """SHA-256 (hex) of the document's image bytes, memoised per path, size and modification time.
+    """SHA-256 (hex) of the document's image bytes: ``document.image_bytes()``, i.e. the bytes it carries when it
+    carries them (see :meth:`Document.with_image_bytes`), else the file's content, checked to be an image.
 
     >>> image_digest(doc)  # doctest: +SKIP
     '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'
     """
-    path = document.image_path
-    if path is not None:
-        try:
-            stat = path.stat()
-        except OSError:
-            stat = None
-        if stat is not None:
-            memo_key = (str(path), stat.st_size, stat.st_mtime_ns)
-            with _DIGEST_LOCK:
-                cached = _DIGESTS.get(memo_key)
-            if cached is not None:
-                return cached
-            digest = hashlib.sha256(document.image_bytes()).hexdigest()
-            with _DIGEST_LOCK:
-                _DIGESTS[memo_key] = digest
-            return digest
     return hashlib.sha256(document.image_bytes()).hexdigest()
 
 
-_DIGESTS: dict[tuple[str, int, int], str] = {}
-_DIGEST_LOCK = threading.Lock()
+class CacheEntryError(ValueError):
+    """A cache entry that is valid JSON but not an entry of this cache (wrong key, wrong shape, wrong types)."""
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _string(value: Any, where: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise CacheEntryError(f"{where} must be a string, got {_kind(value)}")
+    return value
+
+
+def _number(value: Any, where: str, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise CacheEntryError(f"{where} must be a finite number, got {json.dumps(value) if _kind(value) == 'a number' else _kind(value)}")
+    return float(value)
+
+
+def _object(value: Any, where: str, *, optional: bool = False) -> dict[str, Any] | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, dict):
+        raise CacheEntryError(f"{where} must be an object, got {_kind(value)}")
+    return value
+
+
+def _word(value: Any, where: str) -> Word:
+    item = _object(value, where)
+    assert item is not None
+    text = _string(item.get("text"), f"{where}.text")
+    box = item.get("box")
+    if box is not None:
+        if not isinstance(box, list) or len(box) != 4:
+            raise CacheEntryError(f"{where}.box must be null or a list of 4 numbers, got {_kind(box)}")
+        box = tuple(_number(v, f"{where}.box[{i}]") for i, v in enumerate(box))
+    confidence = _number(item.get("confidence"), f"{where}.confidence", optional=True)
+    return Word(text, box, confidence)  # type: ignore[arg-type]
+
+
+def output_from_entry(entry: Any, key: str) -> OcrOutput:
+    """The :class:`OcrOutput` stored in a decoded cache entry for ``key``, checked strictly.
+
+    Raises :class:`CacheEntryError` (one phrase saying which part is wrong) for anything :meth:`OutputCache.put` would
+    not have written: another format or key, a missing ``output.text``, a value of the wrong type (``"text": 12345``,
+    ``"confidence": "high"``), a non-finite number (``NaN`` timings), words of the wrong shape.
+
+    >>> output_from_entry({"format": 1, "key": "k", "output": {"text": "A"}}, "k").text
+    'A'
+    >>> output_from_entry({"format": 1, "key": "k", "output": {"text": 12345}}, "k")
+    Traceback (most recent call last):
+    pytest_ocrmetrics.cache.CacheEntryError: output.text must be a string, got a number
+    """
+    if not isinstance(entry, dict):
+        raise CacheEntryError(f"the entry must be an object, got {_kind(entry)}")
+    if entry.get("format") != CACHE_FORMAT_VERSION:
+        raise CacheEntryError(f"format {json.dumps(entry.get('format'))} is not this cache's format {CACHE_FORMAT_VERSION}")
+    if entry.get("key") != key:
+        raise CacheEntryError("the entry's key is not the key its file name says")
+    data = _object(entry.get("output"), "output")
+    assert data is not None
+    words = data.get("words")
+    if words is not None and not isinstance(words, list):
+        raise CacheEntryError(f"output.words must be null or a list, got {_kind(words)}")
+    truncated = data.get("truncated", False)
+    if not isinstance(truncated, bool):
+        raise CacheEntryError(f"output.truncated must be true or false, got {_kind(truncated)}")
+    elapsed_s = _number(data.get("elapsed_s", 0.0), "output.elapsed_s")
+    assert elapsed_s is not None
+    if elapsed_s < 0:
+        raise CacheEntryError(f"output.elapsed_s must not be negative, got {elapsed_s:g}")
+    return OcrOutput(
+        text=_string(data.get("text"), "output.text") or "",
+        engine=_string(data.get("engine", ""), "output.engine") or "",
+        words=None if words is None else tuple(_word(w, f"output.words[{i}]") for i, w in enumerate(words)),
+        confidence=_number(data.get("confidence"), "output.confidence", optional=True),
+        fields=_object(data.get("fields"), "output.fields", optional=True),
+        raw=_string(data.get("raw"), "output.raw", optional=True),
+        elapsed_s=elapsed_s,
+        truncated=truncated,
+        metadata=_object(data.get("metadata", {}), "output.metadata") or {},
+    )
 
 
 def _canonical(value: Any) -> str:
@@ -140,27 +225,46 @@ class OutputCache:
             return None
         try:
             entry = json.loads(data.decode("utf-8"))
-            if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT_VERSION or entry.get("key") != key:
-                raise ValueError("not an entry of this cache format")
-            output = OcrOutput.from_dict(entry["output"])
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             self._corrupt(path, f"is corrupt ({type(exc).__name__}: {exc})")
+            return None
+        try:
+            output = output_from_entry(entry, key)
+        except CacheEntryError as exc:
+            self._corrupt(path, f"is not a valid entry ({exc})")
             return None
         self._count("hits")
         return dataclasses.replace(output, cached=True)
 
     def put(self, key: str, output: OcrOutput, *, document: Document | None = None) -> None:
-        """Store ``output`` under ``key`` atomically; a failed write warns and is otherwise ignored."""
+        """Store ``output`` under ``key`` atomically; a failed write warns and is otherwise ignored.
+
+        An output that :func:`output_from_entry` would refuse when reading it back (a ``NaN`` confidence, a value
+        JSON cannot hold) is not written: it warns and is used uncached. A lone surrogate in the text is kept exactly
+        (written as a ``\\u`` escape).
+        """
         path = self.path_for(key)
-        entry: dict[str, Any] = {"format": CACHE_FORMAT_VERSION, "key": key, "output": output.to_dict()}
-        if document is not None:
-            entry["document"] = document.id
-        data = json.dumps(entry, ensure_ascii=False, indent=None, default=str)
+        try:
+            entry: dict[str, Any] = {"format": CACHE_FORMAT_VERSION, "key": key, "output": output.to_dict()}
+            if document is not None:
+                entry["document"] = document.id
+            text = json.dumps(entry, ensure_ascii=False, allow_nan=False, default=str)
+            try:
+                data = text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate in the output: \u escapes keep it exactly
+                data = json.dumps(entry, ensure_ascii=True, allow_nan=False, default=str).encode("ascii")
+            output_from_entry(json.loads(data), key)  # what get() would refuse is not worth writing
+        except (ValueError, TypeError, AttributeError, RecursionError) as exc:
+            warnings.warn(
+                f"OCR output of document {document.id if document else '?'!r} cannot be cached ({exc}); "
+                "it is used but not cached", OcrCacheWarning, stacklevel=2,
+            )
+            return
         tmp_name: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp_name, path)
             tmp_name = None
@@ -231,6 +335,7 @@ class CachingEngine:
         return self.cache.key(document, self.engine, identity=self.identity())
 
     def recognize(self, document: Document) -> OcrOutput:
+        document = with_image_bytes(document)  # read once: the key and the engine see the same bytes
         key = self._key(document)
         hit = self.cache.get(key)
         if hit is not None:
@@ -241,9 +346,11 @@ class CachingEngine:
 
     def _recognize_batch(self, documents: Sequence[Document]) -> list[OcrOutput | BaseException]:
         results: list[OcrOutput | BaseException | None] = [None] * len(documents)
+        documents = list(documents)  # each miss is replaced by the copy carrying its image bytes
         todo: list[tuple[int, str]] = []  # (index, key) of the misses
         for index, document in enumerate(documents):
             try:
+                document = documents[index] = with_image_bytes(document)
                 key = self._key(document)
             except Exception as exc:  # unreadable image: that document fails, the batch goes on
                 results[index] = exc

@@ -6,16 +6,20 @@
     ocrmetrics score FOLDER                              batch: FOLDER/gt.txt against every FOLDER/<model>_out.txt
     ocrmetrics compare BASE.json NEW.json --max-regression=cer:0.005 [--gate=...] [--significance=0.05]
     ocrmetrics report RUN.json --html out.html [--csv out.csv] [--markdown out.md] [--baseline BASE.json]
+    ocrmetrics evaluate LABEL_FILE --engine NAME [--base-path DIR] [--conf-threshold X] [--max-images N] [--json]
+    ocrmetrics serve [--host 127.0.0.1] [--port 8765] [--open] [--run RUN.json]   the evaluator page in a browser
 
-Exit codes: 0 success, 1 a regression or a failing gate (``compare``), 2 a usage error (bad option, bad gate or
-tolerance expression, a file that is missing or not a run file). ``compare`` follows exactly the rules of the
-plugin's ``--ocr-baseline`` (see :mod:`pytest_ocrmetrics.gating`).
+Exit codes: 0 success, 1 a regression, a failing gate or a baseline that matched no document of the run
+(``compare``), 2 a usage error (bad option, bad gate or tolerance expression, a file that is missing, not a run
+file or holding NaN, runs made with other normalization settings without ``--allow-mismatch``). ``compare`` follows
+exactly the rules of the plugin's ``--ocr-baseline`` (see :mod:`pytest_ocrmetrics.gating`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
@@ -25,6 +29,7 @@ from pytest_ocrmetrics.gating import (
     compare_runs,
     evaluate_gates,
     load_run,
+    normalization_mismatch,
     parse_gate,
     parse_significance,
     parse_tolerance,
@@ -178,20 +183,37 @@ def _load(path: str, what: str) -> dict[str, Any]:
 
 
 def _comparison(args: argparse.Namespace, baseline: dict[str, Any], run: dict[str, Any]) -> Any:
+    """The comparison of ``run`` with ``baseline``; runs made with other normalization settings are a usage error
+    unless ``--allow-mismatch`` (then the comparison carries a warning)."""
+    mismatch = normalization_mismatch(baseline.get("normalization") or {}, run.get("normalization") or {},
+                                      baseline_name=f"baseline {args.baseline!r}", current_name=repr(args.run),
+                                      override="--allow-mismatch")
+    if mismatch is not None and not args.allow_mismatch:
+        raise UsageError(mismatch)
     return compare_runs(baseline, run, args.max_regression or [], significance=args.significance, seed=args.seed,
-                        resamples=args.resamples)
+                        resamples=args.resamples, baseline_source=args.baseline)
 
 
 def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: Any, gates: Sequence[Any],
                    image_root: Path | None) -> list[str]:
-    """Write the requested reports (the plugin's own writer); returns one ``KIND: PATH`` line per file written."""
-    from pytest_ocrmetrics.verdict import Verdict, write_reports
+    """Write the requested reports (the plugin's own writer); returns one ``KIND: PATH`` line per file written.
 
-    written = write_reports(
-        run, Verdict(tuple(gates), comparison),
-        html=getattr(args, "html", None), csv=getattr(args, "csv", None), markdown=getattr(args, "markdown", None),
-        html_options={"image_root": image_root, "max_details": args.max_details} if getattr(args, "html", None) else None,
-    )
+    A report that cannot be written (a folder in the way, a full disk) does not stop the others: each failure is one
+    line on stderr, and ``args.reports_failed`` makes the command exit with 2 (see :func:`_exit_code`).
+    """
+    from pytest_ocrmetrics.verdict import ReportError, Verdict, write_reports
+
+    try:
+        written = write_reports(
+            run, Verdict(tuple(gates), comparison),
+            html=getattr(args, "html", None), csv=getattr(args, "csv", None), markdown=getattr(args, "markdown", None),
+            html_options={"image_root": image_root, "max_details": args.max_details} if getattr(args, "html", None) else None,
+        )
+    except ReportError as exc:
+        for problem in exc.problems:
+            print(f"ocrmetrics {args.command}: error: {problem}", file=sys.stderr)
+        args.reports_failed = True
+        written = exc.written
     titles = {"html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
     return [f"{titles[kind]}: {path}" for kind, path in written.items()]
 
@@ -210,6 +232,9 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
         data["exit_failed"] = comparison.exit_failed or gate_failed
         json.dump(data, out, indent=2, ensure_ascii=False)
         out.write("\n")
+        for kind, text in (("error", comparison.error), ("warning", comparison.warning)):
+            if text:  # also in the JSON; said where a person reads it too
+                print(f"ocrmetrics compare: {kind}: {text}", file=sys.stderr)
     else:
         for gate in gates:
             print(gate.message, file=out)
@@ -219,7 +244,12 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
         print(f"ocrmetrics compare: {verdict} ({args.baseline} -> {args.run})", file=out)
     for line in written:
         print(line, file=sys.stderr if args.json else out)
-    return 1 if comparison.exit_failed or gate_failed else 0
+    return _exit_code(args, 1 if comparison.exit_failed or gate_failed else 0)
+
+
+def _exit_code(args: argparse.Namespace, code: int) -> int:
+    """``code``, or 2 when it is 0 but a report could not be written (a regression's 1 stays 1)."""
+    return code or (2 if getattr(args, "reports_failed", False) else 0)
 
 
 def _image_root(args: argparse.Namespace, run_path: str) -> Path:
@@ -231,10 +261,143 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("nothing to write: give at least one of --html PATH, --csv PATH, --markdown PATH")
     run = _load(args.run, "")
     comparison = _comparison(args, _load(args.baseline, "baseline"), run) if args.baseline else None
+    for kind, text in (("error", comparison and comparison.error), ("warning", comparison and comparison.warning)):
+        if text:  # the reports say it too; a report never fails the build, compare does
+            print(f"ocrmetrics report: {kind}: {text}", file=sys.stderr)
     gates = evaluate_gates(args.gate or [], run.get("summary", ()))
     for line in _write_reports(args, run, comparison, gates, _image_root(args, args.run)):
         print(line, file=out)
+    return _exit_code(args, 0)
+
+
+# ---------------------------------------------------------------------------------------------------- evaluate
+
+
+class _EvaluateLogFormat(logging.Formatter):
+    """Progress lines as they are; warnings and errors as ``ocrmetrics evaluate: warning: ...``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.levelno >= logging.WARNING:
+            return f"ocrmetrics evaluate: {record.levelname.lower()}: {message}"
+        return message
+
+
+def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
+    """``ocrmetrics evaluate``: :class:`~pytest_ocrmetrics.evaluator.OCRDatasetEvaluator` with a registered engine;
+    the table (or JSON) on stdout, progress and skipped lines on stderr."""
+    from pytest_ocrmetrics.engines.base import EngineOptionError, EngineUnavailable
+    from pytest_ocrmetrics.engines.registry import parse_engine_options, split_engine_arg
+    from pytest_ocrmetrics.evaluator import OCRDatasetEvaluator
+
+    name = split_engine_arg(args.engine)[0]
+    try:
+        settings = parse_engine_options(args.engine_option or [])
+    except EngineOptionError as exc:
+        raise UsageError(f"--engine-option: {exc}") from None
+    others = sorted(set(settings) - {name})
+    if others:
+        raise UsageError(f"--engine-option {others[0]}.KEY=VALUE is a setting of engine {others[0]!r}, but --engine is "
+                         f"{name!r}; give settings of the engine used, e.g. {name}.KEY=VALUE")
+    label_file = Path(args.label_file)
+    base_path = args.base_path if args.base_path is not None else str(label_file.parent)
+    log = logging.getLogger("pytest_ocrmetrics.evaluator")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_EvaluateLogFormat())
+    handler.addFilter(lambda record: not getattr(record, "ocr_raised", False))  # said once, as the usage error
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        with OCRDatasetEvaluator(args.engine, engine_options=settings.get(name, {})) as evaluator:
+            evaluator.evaluate_dataset(label_file, base_path, args.conf_threshold, args.max_images,
+                                       "json" if args.json or args.per_sample else "table",
+                                       include_per_sample_results=args.per_sample, stream=out)
+    except (EngineOptionError, EngineUnavailable, OSError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
     return 0
+
+
+def _add_evaluate_parser(sub: Any) -> None:
+    from pytest_ocrmetrics.evaluator import check_conf_threshold, check_max_images
+
+    evaluate = sub.add_parser(
+        "evaluate", help="evaluate an engine on a '<image path>\\t<text>' label file (exact match, NED, similarity)",
+        description="Evaluate an engine on a label file of '<image path>\\t<ground truth>' lines, as "
+                    "pytest_ocrmetrics.OCRDatasetEvaluator does: exact-match accuracy, normalized edit distance, "
+                    "edit-distance similarity and the evaluated / filtered / skipped counts.")
+    evaluate.add_argument("label_file", metavar="LABEL_FILE")
+    evaluate.add_argument("--engine", required=True, metavar="NAME[:ARG]",
+                          help="registered engine, as --ocr-engine takes it (tesseract, rapidocr, replay:DIR, ...)")
+    evaluate.add_argument("--engine-option", action="append", metavar="ENGINE.KEY=VALUE",
+                          help="engine setting, e.g. tesseract.lang=chi_sim (repeatable)")
+    evaluate.add_argument("--base-path", metavar="DIR",
+                          help="folder the label file's image paths are relative to (default: the label file's folder)")
+    evaluate.add_argument("--conf-threshold", type=_argtype(check_conf_threshold), default=0.5, metavar="X",
+                          help="samples with a confidence below X (0..1) are filtered, not evaluated (default 0.5)")
+    evaluate.add_argument("--max-images", type=_argtype(check_max_images), metavar="N",
+                          help="evaluate only the first N samples of the label file")
+    evaluate.add_argument("--json", action="store_true", help="print the result as JSON instead of the table")
+    evaluate.add_argument("--per-sample", action="store_true",
+                          help="include per_sample_results (every evaluated sample) in the JSON; implies --json")
+
+
+# ---------------------------------------------------------------------------------------------------- serve
+
+
+def _port(text: str) -> int:
+    value = _non_negative_int(text)
+    if value > 65535:
+        raise ValueError(f"a port is 0 to 65535, got {value}")
+    return value
+
+
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    """``ocrmetrics serve``: the evaluator page on a local web server (:mod:`pytest_ocrmetrics.serve`) until Ctrl-C."""
+    from pytest_ocrmetrics.serve.server import is_loopback, make_server
+
+    run = _load(args.run, "") if args.run else None
+    try:
+        server = make_server(args.host, args.port, run=run, run_label=Path(args.run).name if args.run else None)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host} port {args.port} ({exc.strerror or exc}); pick another "
+                         f"with --port (0 takes any free one) or check --host") from None
+    if not is_loopback(args.host):
+        exposed = "use the page and read the run's texts" if run else "use the page"
+        print(f"ocrmetrics serve: warning: listening on {args.host}, not 127.0.0.1: anyone who can reach this "
+              f"machine can {exposed}; use --host 127.0.0.1 to keep it local", file=sys.stderr, flush=True)
+    print(f"OCR Metrics Evaluator at {server.url}" + (f" with run {args.run}" if run else "") + " (Ctrl-C to stop)",
+          file=out, flush=True)
+    if args.open:
+        import threading
+        import webbrowser
+
+        threading.Thread(target=webbrowser.open, args=(server.url,), daemon=True).start()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def _add_serve_parser(sub: Any) -> None:
+    serve = sub.add_parser(
+        "serve", help="the OCR Metrics Evaluator page: compare texts in a browser (word precision, recall, F1, CRR)",
+        description="Serve the OCR Metrics Evaluator page and its JSON API (POST /api/analyze, POST /api/batch) on a "
+                    "local web server until Ctrl-C. With --run, the page also lists the run's documents and shows "
+                    "each one's reference and output coloured.")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to listen on (default 127.0.0.1: this machine only; anything else is reachable "
+                            "from the network, and says so)")
+    serve.add_argument("--port", type=_argtype(_port), default=8765, help="port (default 8765; 0: any free port)")
+    serve.add_argument("--open", action="store_true", help="open the page in the default web browser")
+    serve.add_argument("--run", metavar="RUN.json", help="a run file (pytest --ocr-json=PATH) whose documents the page "
+                                                         "lists; read once, at start")
 
 
 # ---------------------------------------------------------------------------------------------------- parser
@@ -274,6 +437,9 @@ def _add_gating_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0): same seed, same verdict")
     parser.add_argument("--resamples", type=_argtype(_non_negative_int), default=1000,
                         help="bootstrap resamples (default 1000; 0 for no intervals)")
+    parser.add_argument("--allow-mismatch", action="store_true",
+                        help="compare runs made with another normalization profile, unit or tokenizer (with a "
+                             "warning) instead of refusing them")
 
 
 def _add_report_options(parser: argparse.ArgumentParser) -> None:
@@ -290,8 +456,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ocrmetrics",
         description="OCR quality from the command line: score texts, compare runs against a baseline, render reports.",
-        epilog="Exit codes: 0 ok, 1 regression or failing gate (compare), 2 usage error.",
+        epilog="Exit codes: 0 ok, 1 regression, failing gate or a baseline matching no document (compare), "
+               "2 usage error.",
     )
+    from pytest_ocrmetrics import __version__
+
+    parser.add_argument("--version", action="version", version=f"ocrmetrics (pytest-ocrmetrics) {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     score = sub.add_parser("score", help="score one or many OCR outputs against one reference text",
@@ -315,7 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = sub.add_parser("compare", help="compare a run file with a baseline run file (exit 1 on regression)",
                              description="Compare NEW.json with BASE.json per document and per engine x dataset "
-                                         "aggregate, with the plugin's rules; exit 1 on a regression or failing gate.")
+                                         "aggregate, with the plugin's rules; exit 1 on a regression, a failing gate "
+                                         "or when no document of NEW.json is in BASE.json.")
     compare.add_argument("baseline", metavar="BASE.json")
     compare.add_argument("run", metavar="NEW.json")
     _add_gating_options(compare)
@@ -328,6 +499,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--baseline", metavar="BASE.json", help="add deltas against this baseline run file")
     _add_gating_options(report)
     _add_report_options(report)
+    _add_evaluate_parser(sub)
+    _add_serve_parser(sub)
     return parser
 
 
@@ -339,7 +512,8 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:
-    """Run the ``ocrmetrics`` command; returns the exit code (0 ok, 1 regression or failing gate, 2 usage error)."""
+    """Run the ``ocrmetrics`` command; returns the exit code (0 ok, 1 regression, failing gate or a baseline that
+    matched nothing, 2 usage error)."""
     out = stdout or sys.stdout
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
@@ -353,7 +527,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
             args = parser.parse_args(words)
     except SystemExit as exc:  # argparse already printed the usage error (or the help)
         return int(exc.code or 0)
-    handler = {"score": _cmd_score, "compare": _cmd_compare, "report": _cmd_report}[args.command]
+    handler = {"score": _cmd_score, "compare": _cmd_compare, "report": _cmd_report,
+               "evaluate": _cmd_evaluate, "serve": _cmd_serve}[args.command]
     try:
         return handler(args, out)
     except UsageError as exc:

@@ -1,12 +1,62 @@
-"""The unit of work: one document with its ground truth."""
+"""The unit of work: one document with its ground truth, and the check that its image is an image."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["Document"]
+__all__ = ["Document", "ImageFileError", "IMAGE_FORMATS", "sniff_image_format", "not_an_image_reason"]
+
+IMAGE_FORMATS = ("PNG", "JPEG", "TIFF", "BMP", "GIF", "WebP", "JPEG 2000", "PNM")
+"""The image formats a document's image may be in (recognised by their first bytes, whatever the file suffix)."""
+
+_SNIFF_BYTES = 16
+
+
+def sniff_image_format(head: bytes) -> str | None:
+    """The format named in :data:`IMAGE_FORMATS` whose signature ``head`` (a file's first bytes) starts with, or None.
+
+    The check is on content, not on the file name: a text file named ``x.png`` is not an image (Tesseract would read
+    it as a list of image paths and recognise the files it names).
+
+    >>> sniff_image_format(b"\\x89PNG\\r\\n\\x1a\\n...")
+    'PNG'
+    >>> sniff_image_format(b"/etc/secret.png\\n") is None
+    True
+    """
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "PNG"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "JPEG"
+    if head[:4] in (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+"):  # TIFF and BigTIFF
+        return "TIFF"
+    if head.startswith(b"BM"):
+        return "BMP"
+    if head[:6] in (b"GIF87a", b"GIF89a"):
+        return "GIF"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "WebP"
+    if head.startswith(b"\x00\x00\x00\x0cjP  \r\n\x87\n") or head.startswith(b"\xff\x4f\xff\x51"):
+        return "JPEG 2000"
+    if len(head) >= 3 and head[0:1] == b"P" and head[1:2] in b"1234567" and head[2:3] in b" \t\r\n#":
+        return "PNM"
+    return None
+
+
+def not_an_image_reason(head: bytes) -> str:
+    """Why ``head`` is not an image, for an error message: what it starts with and what was expected."""
+    if not head:
+        return "the file is empty"
+    return (f"it starts with {head[:_SNIFF_BYTES]!r}, not with the signature of an image "
+            f"({', '.join(IMAGE_FORMATS)})")
+
+
+class ImageFileError(OSError):
+    """A document's image cannot be used: missing, unreadable, or not an image at all.
+
+    An :class:`OSError` (like Pillow's ``UnidentifiedImageError``), so code that handles unreadable files handles it.
+    """
 
 
 @dataclass(frozen=True)
@@ -17,6 +67,8 @@ class Document:
     ``dataset`` is the dataset's display name. ``source`` names where the ground truth came from
     (``"data/ground_truth.json: doc_001.png"``), so errors can point at the file and entry.
     ``thresholds`` are per-document limits from the ground truth (``{"cer": 0.1}``); they override every other level.
+    ``image_data`` holds the image bytes once they were read for recognition (:meth:`with_image_bytes`), so the
+    output cache hashes exactly the bytes the engine reads; it is None in a loaded dataset.
     """
 
     id: str
@@ -29,15 +81,46 @@ class Document:
     schema: Mapping[str, Any] | None = None
     source: str = ""
     error: str | None = None  # a problem found at load time (e.g. missing image); the document's test errors with it
+    image_data: bytes | None = field(default=None, repr=False, compare=False)
 
     def image_file(self) -> Path:
         """The image's path; raises ``FileNotFoundError`` naming the document and its source when there is none."""
         if self.image_path is None:
-            raise FileNotFoundError(f"document {self.id!r} ({self.source}) has no image")
+            raise FileNotFoundError(f"document {self.id!r}{self._source()} has no image")
         if not self.image_path.is_file():
-            raise FileNotFoundError(f"image {str(self.image_path)!r} of document {self.id!r} ({self.source}) does not exist")
+            raise FileNotFoundError(f"image {str(self.image_path)!r} of document {self.id!r}{self._source()} does not exist")
         return self.image_path
 
     def image_bytes(self) -> bytes:
-        """Read the image; raises ``FileNotFoundError`` with the document's source when it is missing."""
-        return self.image_file().read_bytes()
+        """The image's bytes: ``image_data`` when already read, else the file's content, checked to be an image.
+
+        Raises ``FileNotFoundError`` when the image is missing and :class:`ImageFileError` when it cannot be read or
+        is not an image (see :func:`sniff_image_format`), naming the file and the document.
+        """
+        if self.image_data is not None:
+            return self.image_data
+        path = self.image_file()
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ImageFileError(
+                f"cannot read image {str(path)!r} of document {self.id!r}{self._source()}: {exc.strerror or exc}"
+            ) from None
+        if sniff_image_format(data[:_SNIFF_BYTES]) is None:
+            raise ImageFileError(
+                f"image {str(path)!r} of document {self.id!r}{self._source()} is not an image: "
+                f"{not_an_image_reason(data[:_SNIFF_BYTES])}; replace the file or fix its path in the ground truth"
+            )
+        return data
+
+    def _source(self) -> str:
+        return f" ({self.source})" if self.source else ""
+
+    def with_image_bytes(self) -> "Document":
+        """This document carrying its image bytes (read once now, see :meth:`image_bytes`) in ``image_data``.
+
+        Whoever holds the copy (the output cache, then the engine) sees the same bytes, even if the file changes.
+        """
+        if self.image_data is not None:
+            return self
+        return replace(self, image_data=self.image_bytes())

@@ -20,7 +20,7 @@ from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS
 __all__ = ["add_options", "OcrSettings", "parse_threshold_items", "SUMMARY_MODES", "FIELD_COMPARE_MODES"]
 
 SUMMARY_MODES = ("none", "short", "full")
-FIELD_COMPARE_MODES = ("exact", "normalized", "fuzzy")
+FIELD_COMPARE_MODES = ("lowercase", "exact", "normalized", "fuzzy")
 
 # (option, ini name, ini type, kwargs for addoption). The ini name is the "dest"; list options append.
 _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
@@ -51,7 +51,8 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-metric", "ocr_metrics", "linelist", dict(action="append", metavar="NAME",
         help="Extra metric to compute for every document (repeatable), e.g. crr, lcs_ratio, token_ratio.")),
     ("--ocr-field-compare", "ocr_field_compare", "string", dict(metavar="MODE",
-        help="How field values are compared for field_f1: exact, normalized (default) or fuzzy.")),
+        help="How field values are compared for field_f1: lowercase (default, the specification's "
+             "str(v).strip().lower()), exact, normalized (dates, amounts) or fuzzy.")),
     ("--ocr-seed", "ocr_seed", "string", dict(metavar="N", help="Seed of the bootstrap intervals (default 0).")),
     ("--ocr-bootstrap", "ocr_bootstrap", "string", dict(metavar="N",
         help="Bootstrap resamples for the summary's confidence intervals (default 1000; 0: no intervals, faster).")),
@@ -69,6 +70,9 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
         help="Suite gate on an aggregate (repeatable), e.g. 'cer<=0.03', 'p95:cer<=0.1', 'field_f1>=0.9'.")),
     ("--ocr-baseline", "ocr_baseline", "string", dict(metavar="PATH",
         help="JSON run file to compare this run with; regressions fail the document's test and the session.")),
+    ("--ocr-baseline-allow-mismatch", "ocr_baseline_allow_mismatch", "bool", dict(action="store_true",
+        help="Compare with a baseline made with another normalization profile, unit or tokenizer (with a warning) "
+             "instead of refusing it.")),
     ("--ocr-max-regression", "ocr_max_regressions", "linelist", dict(action="append", metavar="METRIC:TOL",
         help="Allowed regression against the baseline (repeatable): absolute (cer:0.005) or relative (field_f1:2%%).")),
     ("--ocr-significance", "ocr_significance", "string", dict(metavar="ALPHA",
@@ -111,7 +115,13 @@ def _number(text: str, what: str, kind: type = float) -> Any:
 
 
 def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
-    """Parse ``["cer:0.05", "wer:0.1"]`` into ``{"cer": 0.05, "wer": 0.1}``; a bad item is a usage error."""
+    """Parse ``["cer:0.05", "wer:0.1"]`` into ``{"cer": 0.05, "wer": 0.1}``; a bad item is a usage error.
+
+    Values are checked like gate values (:func:`~pytest_ocrmetrics.thresholds.limit_problem`): ``field_f1:90`` is
+    refused with the fraction to write instead.
+    """
+    from pytest_ocrmetrics.thresholds import limit_problem
+
     result: dict[str, float] = {}
     for item in items:
         name, sep, value = item.partition(":")
@@ -122,7 +132,13 @@ def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
             raise pytest.UsageError(f"{option} {item!r}: expected METRIC:VALUE, e.g. {option}=cer:0.05")
         if name not in METRICS:
             raise pytest.UsageError(f"{option} {item!r}: {unknown_metric_message(name)}")
-        result[name] = _number(value.strip(), f"{option} {item!r}: the value")
+        limit = _number(value.strip(), f"{option} {item!r}: the value")
+        spelled = option.split()[0]  # "ocr_min (ini)" -> "ocr_min"
+        problem = limit_problem(name, limit, lambda v: f"{spelled}={name}:{v}" if spelled.startswith("-")
+                                else f"'{name}:{v}' in {spelled}")
+        if problem:
+            raise pytest.UsageError(f"{option} {item!r}: {problem}")
+        result[name] = limit
     return result
 
 
@@ -151,7 +167,7 @@ class OcrSettings:
     unit: str = "grapheme"
     tokenizer: str = "whitespace"
     extra_metrics: tuple[str, ...] = ()
-    field_compare: str = "normalized"
+    field_compare: str = "lowercase"
     seed: int = 0
     bootstrap: int = 1000
     cache: bool = True
@@ -160,6 +176,7 @@ class OcrSettings:
     concurrency: int = 8
     gates: tuple[str, ...] = ()
     baseline: Path | None = None
+    baseline_allow_mismatch: bool = False
     max_regressions: tuple[str, ...] = ()
     significance: float | None = None
     html_path: Path | None = None
@@ -220,7 +237,7 @@ class OcrSettings:
             unit=_choice(config, "ocr_unit", "--ocr-unit", UNITS, "grapheme"),
             tokenizer=_choice(config, "ocr_tokenizer", "--ocr-tokenizer", TOKENIZERS, "whitespace"),
             extra_metrics=extra,
-            field_compare=_choice(config, "ocr_field_compare", "--ocr-field-compare", FIELD_COMPARE_MODES, "normalized"),
+            field_compare=_choice(config, "ocr_field_compare", "--ocr-field-compare", FIELD_COMPARE_MODES, "lowercase"),
             seed=0 if seed in (None, "") else _number(str(seed), "--ocr-seed", int),
             bootstrap=1000 if bootstrap in (None, "") else max(0, _number(str(bootstrap), "--ocr-bootstrap", int)),
             cache=not (config.getoption("ocr_no_cache") or config.getini("ocr_no_cache")),
@@ -229,6 +246,8 @@ class OcrSettings:
             concurrency=8 if concurrency in (None, "") else max(1, _number(str(concurrency), "--ocr-concurrency", int)),
             gates=tuple(_list(config, "ocr_gates")),
             baseline=path("ocr_baseline"),
+            baseline_allow_mismatch=bool(config.getoption("ocr_baseline_allow_mismatch")
+                                         or config.getini("ocr_baseline_allow_mismatch")),
             max_regressions=tuple(_list(config, "ocr_max_regressions")),
             significance=None if significance in (None, "") else _number(str(significance), "--ocr-significance"),
             html_path=path("ocr_html"),

@@ -20,12 +20,13 @@ from pytest_ocrmetrics.assertions import OcrTestContext, current_context, failur
 from pytest_ocrmetrics.datasets import Dataset, DatasetError
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.engines.registry import default_registry
-from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
+from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS, METRICS, unknown_metric_message
 from pytest_ocrmetrics.options import OcrSettings, add_options
 from pytest_ocrmetrics.results import RunResults
-from pytest_ocrmetrics.runner import OcrCase, OcrRunner
+from pytest_ocrmetrics.reporting.safe_text import clean_text
+from pytest_ocrmetrics.runner import EngineCreationError, OcrCase, OcrRunner, printable_id
 from pytest_ocrmetrics.scoring import DocumentScore, document_record
-from pytest_ocrmetrics.thresholds import applicable_thresholds
+from pytest_ocrmetrics.thresholds import applicable_thresholds, limit_problem
 
 CASE_ARG = "_ocr_case"
 _XDIST_HEADER = re.compile(r"^\[gw\d+\] [^\n]*\n")
@@ -60,6 +61,10 @@ class PluginState:
     datasets_only: bool = False  # --ocr-dataset without test paths: collect the dataset items and nothing else
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> {"record", "outcome", "message"}
     cli_datasets_used_by_functions: bool = False
+    interrupted: bool = False  # Ctrl-C seen; -x / --maxfail are read from the session at the end
+
+
+_REPORTS = pytest.StashKey[tuple[dict[str, Path], list[str]]]()  # report files written, and one line per failure
 
 
 class _XdistHooks:
@@ -109,20 +114,30 @@ def pytest_configure(config: pytest.Config) -> None:
     except (EngineOptionError, KeyError, ValueError) as exc:
         raise pytest.UsageError(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
     results = RunResults(
-        normalization={"name": settings.normalize, "unit": settings.unit, "tokenizer": settings.tokenizer},
+        normalization=_normalization(settings),
         seed=settings.seed,
     )
+    datasets_only = _datasets_only(config, settings)
+    if datasets_only and not runner.engines:
+        raise pytest.UsageError(f"--ocr-dataset needs an engine: {_no_engine_hint(runner)}")
     gates, tolerances, baseline = _gating_settings(settings)
     config.stash[STATE] = PluginState(settings, runner, results, is_worker=hasattr(config, "workerinput"),
                                       gates=gates, tolerances=tolerances, baseline=baseline,
-                                      datasets_only=_datasets_only(config, settings))
+                                      datasets_only=datasets_only)
     config.pluginmanager.register(_SessionHooks(config.stash[STATE]), "ocrmetrics-session")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config.stash[STATE]), "ocrmetrics-xdist")
 
 
+def _normalization(settings: OcrSettings) -> dict[str, Any]:
+    """The run file's ``normalization``: every setting a baseline must share for its numbers to be comparable."""
+    return {"name": settings.normalize, "unit": settings.unit, "tokenizer": settings.tokenizer,
+            "field_compare": settings.field_compare, "definitions": METRIC_DEFINITIONS}
+
+
 def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, Any], Any]:
-    """Parse gates and tolerances and load the baseline at startup, so a typo or a bad file fails at once."""
+    """Parse gates and tolerances and load the baseline at startup, so a typo, a bad file or a baseline made with
+    other normalization settings (unless ``--ocr-baseline-allow-mismatch``) fails at once."""
     from pytest_ocrmetrics.gating import Baseline, RunFileError, parse_gate, parse_significance, resolve_tolerances
 
     try:
@@ -141,9 +156,14 @@ def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, 
     baseline = None
     if settings.baseline is not None:
         try:
-            baseline = Baseline.load(settings.baseline)
+            baseline = Baseline.load(settings.baseline)  # NaN or infinity inside is refused, naming the document
         except RunFileError as exc:
             raise pytest.UsageError(f"--ocr-baseline: {exc}") from None
+        current = _normalization(settings)
+        mismatch = baseline.normalization_mismatch(current, name=f"--ocr-baseline {str(settings.baseline)!r}",
+                                                   override="--ocr-baseline-allow-mismatch")
+        if mismatch is not None and not settings.baseline_allow_mismatch:
+            raise pytest.UsageError(mismatch)
     return gates, tolerances, baseline
 
 
@@ -151,12 +171,25 @@ def _state(config: pytest.Config) -> PluginState:
     return config.stash[STATE]
 
 
+def _no_engine_hint(runner: OcrRunner) -> str:
+    names = ", ".join(runner.registry.names())
+    return f"pass --ocr-engine=NAME (registered engines: {names})"
+
+
 # -- collection ------------------------------------------------------------------------------------------------------
-def _load(state: PluginState, path: Path, name: str | None = None) -> Dataset:
+@dataclass(frozen=True)
+class _BrokenDataset:
+    """A dataset of a Python suite that could not be loaded: one erroring test stands for it, the others run."""
+
+    dataset: str
+    message: str
+
+
+def _load(state: PluginState, path: Path, name: str | None = None) -> Dataset | _BrokenDataset:
     try:
         return state.runner.dataset(path, name)
-    except DatasetError as exc:
-        pytest.fail(str(exc), pytrace=False)
+    except DatasetError as exc:  # not raised from here: no "During handling of the above exception" copy
+        return _BrokenDataset(str(path), str(exc))
 
 
 def _cases(state: PluginState, datasets: list[Dataset]) -> Iterator[OcrCase]:
@@ -173,6 +206,14 @@ def _skip_param(reason: str, id: str) -> Any:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if CASE_ARG not in metafunc.fixturenames:
         return
+    try:  # a typo in a threshold marker is refused at collection, once, not in every generated test
+        _marker_limits(metafunc.definition, metafunc.definition.nodeid)
+    except ValueError as exc:
+        message = str(exc)
+    else:
+        message = ""
+    if message:
+        raise pytest.Collector.CollectError(message)
     state = _state(metafunc.config)
     marker = metafunc.definition.get_closest_marker("ocr_dataset")
     if marker is not None:
@@ -187,16 +228,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "no-dataset")])
         return
     if not state.runner.engines:
-        names = ", ".join(state.runner.registry.names())
-        metafunc.parametrize(CASE_ARG, [_skip_param(
-            f"no OCR engine selected: pass --ocr-engine=NAME (registered engines: {names})", "no-engine")])
+        metafunc.parametrize(CASE_ARG, [_skip_param(f"no OCR engine selected: {_no_engine_hint(state.runner)}",
+                                                    "no-engine")])
         return
-    datasets = [_load(state, path, name) for path, name in paths]
-    cases = list(_cases(state, datasets))
-    if not cases:
+    loaded = [_load(state, path, name) for path, name in paths]
+    cases = list(_cases(state, [d for d in loaded if isinstance(d, Dataset)]))
+    broken = [d for d in loaded if isinstance(d, _BrokenDataset)]
+    if not cases and not broken:
         metafunc.parametrize(CASE_ARG, [_skip_param("the OCR datasets have no documents", "no-documents")])
         return
-    metafunc.parametrize(CASE_ARG, cases, ids=[c.id for c in cases])
+    params = [pytest.param(c, id=c.id) for c in cases]
+    params += [pytest.param(b, id=f"dataset-error-{n}-{Path(b.dataset).name}") for n, b in enumerate(broken, 1)]
+    metafunc.parametrize(CASE_ARG, params)
 
 
 class OcrDatasetCollector(pytest.Collector):
@@ -208,8 +251,16 @@ class OcrDatasetCollector(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         state = _state(self.config)
-        dataset = _load(state, self.dataset_path)
-        return [OcrDocumentItem.from_parent(self, name=case.id, case=case) for case in _cases(state, [dataset])]
+        if not state.runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
+            pytest.skip(f"no OCR engine selected: {_no_engine_hint(state.runner)}")
+        try:
+            dataset = state.runner.dataset(self.dataset_path)
+        except DatasetError as exc:
+            message = str(exc)
+        else:
+            return [OcrDocumentItem.from_parent(self, name=case.id, case=case) for case in _cases(state, [dataset])]
+        # a CollectError is shown as its message alone (a plain string, so xdist shows it once, not once per worker)
+        raise self.CollectError(message)
 
 
 class OcrDocumentItem(pytest.Item):
@@ -238,8 +289,9 @@ class OcrDocumentItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        image = self.case.document.image_path
-        return (image or self.case.dataset.root), None, f"{self.case.engine.label}: {self.case.document.id}"
+        # the dataset folder, not the image: xdist sends the location before any report, and an image path may hold
+        # a lone surrogate (a file name that is not UTF-8); the headline "engine: document" is made printable too
+        return self.path, None, printable_id(f"{self.case.engine.label}: {self.case.document.id}")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -252,20 +304,48 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     state = _state(config)
     if not state.settings.datasets or state.cli_datasets_used_by_functions:
         return
+    taken: set[str] = set()
     for path_text in state.settings.datasets:
         path = state.settings.datasets_base / path_text
-        try:
-            nodename = str(path.resolve().relative_to(config.rootpath))
-        except ValueError:
-            nodename = str(path)
+        nodename = _dataset_nodeid(path, config.rootpath, taken)
         collector = OcrDatasetCollector.from_parent(session, name=nodename, nodeid=nodename, path=path,
                                                    dataset_path=path)
         session.ihook.pytest_collectstart(collector=collector)
         report = session.ihook.pytest_make_collect_report(collector=collector)
         report.__dict__.pop("call", None)  # as pytest's collect_one_node does: CallInfo cannot travel to xdist
+        if report.failed:  # rides on the report to the controller, which lists it in the run file
+            report.ocr_collection_error = {"dataset": str(path), "message": _collect_message(report)}  # type: ignore[attr-defined]
         session.ihook.pytest_collectreport(report=report)
+        if report.failed and not session.shouldfail:
+            # one broken dataset must not cost the others their run: pytest stops the session on any collection
+            # error it counted, so this one is not counted; it is listed, and pytest_sessionfinish fails the run
+            session.testsfailed -= 1
         if report.passed:
             items.extend(n for n in report.result if isinstance(n, pytest.Item))
+
+
+def _dataset_nodeid(path: Path, rootpath: Path, taken: set[str]) -> str:
+    """The node id of a dataset given with ``--ocr-dataset``: its path relative to the rootdir, or its name when it
+    lies outside (JUnit turns node ids into class names: an absolute path would give ``.home.me.data``).
+    Unique among the datasets of the run."""
+    resolved = path.resolve()
+    try:
+        nodename = resolved.relative_to(rootpath.resolve()).as_posix()
+    except ValueError:
+        nodename = ""
+    if nodename in ("", "."):
+        nodename = resolved.stem if resolved.is_file() else resolved.name
+    nodename = printable_id(nodename) or "dataset"  # a folder name with ESC would make the JUnit XML invalid
+    unique, n = nodename, 2
+    while unique in taken:
+        unique, n = f"{nodename}-{n}", n + 1
+    taken.add(unique)
+    return unique
+
+
+def _collect_message(report: pytest.CollectReport) -> str:
+    text = report.longrepr if isinstance(report.longrepr, str) else report.longreprtext
+    return text.strip()[:2000]
 
 
 # -- fixtures --------------------------------------------------------------------------------------------------------
@@ -276,6 +356,13 @@ def _item_state(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemSta
     return item.stash[ITEM_STATE]
 
 
+def _creation_message(exc: EngineCreationError) -> str:
+    """The one line every test of an engine that could not be created shows (control characters made visible)."""
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
+    return show_controls(str(exc))
+
+
 def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> OcrOutput:
     if item_state.output is not None:
         return item_state.output
@@ -284,6 +371,8 @@ def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> 
         output = state.runner.recognize(case)
     except EngineUnavailable as exc:
         pytest.skip(f"engine {case.engine.name!r} is not available: {exc}")
+    except EngineCreationError as exc:  # the same one line in every test of this engine
+        raise pytest.fail.Exception(_creation_message(exc), pytrace=False) from None
     except (EngineError, OSError) as exc:
         # one sentence, no traceback from inside the engine: the document's test errors, the session goes on
         message = str(exc) if str(exc).startswith(case.engine.name) else f"{case.engine.label}: {exc}"
@@ -329,6 +418,8 @@ def ocr_engine(request: pytest.FixtureRequest, _ocr_case: OcrCase) -> Any:
         return _state(request.config).runner.engine(_ocr_case.engine)
     except EngineUnavailable as exc:
         pytest.skip(f"engine {_ocr_case.engine.name!r} is not available: {exc}")
+    except EngineCreationError as exc:
+        raise pytest.fail.Exception(_creation_message(exc), pytrace=False) from None
 
 
 @pytest.fixture
@@ -353,14 +444,32 @@ def ocr_score(request: pytest.FixtureRequest, ocr_output: OcrOutput) -> Document
 
 
 # -- running ---------------------------------------------------------------------------------------------------------
-def _test_limits(item: pytest.Item) -> dict[str, float]:
+def _marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, float]:
+    """The ``ocr_thresholds`` limits on ``node`` (the closest marker wins); a metric name that is not registered or
+    a value that is not a sensible limit (``field_f1=90``) raises ``ValueError`` with one sentence."""
     limits: dict[str, float] = {}
-    for marker in reversed(list(item.iter_markers("ocr_thresholds"))):
+    for marker in reversed(list(node.iter_markers("ocr_thresholds"))):
         for name, value in marker.kwargs.items():
             if name not in METRICS:
-                raise pytest.UsageError(f"{item.nodeid}: ocr_thresholds({name}=...): {unknown_metric_message(name)}")
-            limits[name] = float(value)
+                raise ValueError(f"{where}: ocr_thresholds({name}=...): {unknown_metric_message(name)}")
+            try:
+                limit = value if isinstance(value, bool) else float(value)
+            except (TypeError, ValueError):
+                limit = value
+            problem = limit_problem(name, limit, lambda v: f"ocr_thresholds({name}={v})")
+            if problem:
+                raise ValueError(f"{where}: ocr_thresholds({name}={value!r}): {problem}")
+            limits[name] = float(limit)
     return limits
+
+
+def _test_limits(item: pytest.Item) -> dict[str, float]:
+    """The test's ``ocr_thresholds`` limits (checked at collection; a marker added later fails its test)."""
+    try:
+        return _marker_limits(item, item.nodeid)
+    except ValueError as exc:
+        message = str(exc)
+    raise pytest.fail.Exception(message, pytrace=False)
 
 
 def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScore) -> None:
@@ -382,6 +491,13 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
         failures += [regression.message for regression in regressions]
     if failures:
         raise AssertionError("\n\n".join(failures))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
+    if isinstance(broken, _BrokenDataset):  # its ground truth is malformed: this test errors with the loader's sentence
+        raise pytest.fail.Exception(broken.message, pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -419,6 +535,9 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
+    broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
+    if isinstance(broken, _BrokenDataset) and report.when == "setup":  # listed in the run's collection_errors
+        report.ocr_collection_error = {"dataset": broken.dataset, "message": broken.message}
     if ITEM_STATE not in item.stash:
         case = _case_of(item)
         if case is None or report.when != "setup" or report.passed:
@@ -431,7 +550,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         record = _record(item, state, item_state)
         item_state.recorded = True
         report.ocr_record = record  # type: ignore[attr-defined]
-        properties = [("ocr.engine", record["engine"]), ("ocr.dataset", record["dataset"]), ("ocr.document", record["id"])]
+        # the same text with and without xdist (whose workers must send UTF-8): lone surrogates become U+FFFD here
+        properties = [(f"ocr.{key}", clean_text(str(record[field]))[0])
+                      for key, field in (("engine", "engine"), ("dataset", "dataset"), ("document", "id"))]
         properties += [(f"ocr.{name}", _property_value(value)) for name, value in record["metrics"].items()]
         if record.get("cached"):
             properties.append(("ocr.cached", "true"))
@@ -442,6 +563,23 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.user_properties.extend(properties)
         report.user_properties = list(item.user_properties)
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Generator[None, Any, Any]:
+    """What an xdist worker sends must be UTF-8: a lone surrogate (from a ``\\ud800`` escape in ground truth or in a
+    server's answer) in the OCR record, a failure message or a property is replaced with U+FFFD here, and the record
+    counts its own replacements as ``replaced_characters`` (the run file's total includes them)."""
+    data = yield
+    if not isinstance(data, dict):
+        return data
+    from pytest_ocrmetrics.reporting.safe_text import clean_run
+
+    record = data.get("ocr_record")
+    if isinstance(record, dict):
+        record, count = clean_run(record)
+        data["ocr_record"] = {**record, "replaced_characters": count} if count else record
+    return clean_run(data)[0]
 
 
 def _property_value(value: float) -> str:
@@ -503,11 +641,22 @@ class _SessionHooks:
         self.state = state
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.state.interrupted = True
         self.state.runner.cancel()  # drop queued recognition at once instead of waiting for it
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if not self.state.is_worker:
+            self._note_collection_error(report)
+
+    def _note_collection_error(self, report: pytest.CollectReport | pytest.TestReport) -> None:
+        error = getattr(report, "ocr_collection_error", None)
+        if isinstance(error, dict):
+            self.state.results.add_collection_error(str(error["dataset"]), str(error["message"]))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.state.is_worker:
             return
+        self._note_collection_error(report)  # a Python suite's broken dataset errors one test
         pending = self.state.pending.setdefault(report.nodeid, {"record": None, "outcome": "passed", "message": None})
         record = getattr(report, "ocr_record", None)
         if record is not None:
@@ -538,6 +687,9 @@ def _short_message(report: pytest.TestReport) -> str:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = _state(config)
+    if state.settings.summary == "none" and not state.is_worker:  # no summary, but a report that failed is said
+        for problem in config.stash.get(_REPORTS, ({}, []))[1]:
+            terminalreporter.write_line(problem, red=True, bold=True)
     if state.is_worker or state.settings.summary == "none" or not state.results.records:
         return
     from pytest_ocrmetrics.reporting.terminal import render_summary
@@ -550,31 +702,71 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_sep("=", "OCR metrics")
     for line in lines:
         terminalreporter.write_line(line)
-    for path in (state.settings.json_path, state.settings.html_path, state.settings.csv_path, state.settings.markdown_path):
-        if path is not None:
-            terminalreporter.write_line(f"wrote {path}")
+    for line, red in _run_notes(state, state.run):
+        terminalreporter.write_line(line, red=red, bold=red)
+    written, problems = config.stash.get(_REPORTS, ({}, []))
+    for path in written.values():
+        terminalreporter.write_line(f"wrote {path}")
+    for problem in problems:  # a report that failed: loud, but the exit status stays the tests' own
+        terminalreporter.write_line(problem, red=True, bold=True)
+
+
+def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]]:
+    """Lines under the summary table that keep a green run honest: a dataset that could not be loaded, a run that
+    checked no threshold at all (an interrupted run is marked by the summary itself). Each is ``(line, red)``."""
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
+    notes = []
+    for error in run.get("collection_errors") or ():
+        message = " ".join(str(error.get("message") or "see the collection error above").split())
+        notes.append((show_controls(f"dataset {error['dataset']} could not be loaded and is not in this summary: "
+                                    f"{message}"), True))
+    checked = any(document.get("checks") for document in run.get("documents") or ())
+    if not checked and not state.gates and state.baseline is None:
+        notes.append(("no threshold was checked: pass --ocr-max/--ocr-min (e.g. --ocr-max=cer:0.05) or --ocr-gate, "
+                      "or add @pytest.mark.ocr_thresholds or per-document thresholds", False))
+    return notes
+
+
+def _interrupted(session: pytest.Session, state: PluginState, exitstatus: int) -> bool:
+    """Whether the run stopped before every collected test ran: Ctrl-C, ``-x``/``--maxfail``, ``session.shouldstop``
+    (xdist stops its controller with an interruption for these too)."""
+    return (state.interrupted or bool(session.shouldstop) or bool(session.shouldfail)
+            or exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
 @pytest.hookimpl(tryfirst=True)  # before the JUnit XML is written, so the suite properties make it in
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(session.config)
     state.runner.close()
+    if (not state.is_worker and state.results.collection_errors
+            and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a dataset that could not be loaded fails the run
     if state.is_worker or not state.results.records:
         return
-    from pytest_ocrmetrics.verdict import judge_run, suite_properties, write_reports
+    from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
+    from pytest_ocrmetrics.verdict import ReportError, judge_run, suite_properties, write_reports
 
     settings = state.settings
     run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
-                               resamples=settings.bootstrap)
+                               resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus))
+    run = sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
     state.run = run
     verdict = state.verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,
                                         significance=settings.significance, seed=settings.seed)
-    write_reports(run, verdict, json_path=settings.json_path, html=settings.html_path, csv=settings.csv_path,
-                  markdown=settings.markdown_path)
+    if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
+        run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
+    try:
+        reports: tuple[dict[str, Path], list[str]] = (write_reports(
+            run, verdict, json_path=settings.json_path, html=settings.html_path, csv=settings.csv_path,
+            markdown=settings.markdown_path), [])
+    except ReportError as exc:  # the other reports were written; the summary names the ones that were not
+        reports = (exc.written, exc.problems)
+    session.config.stash[_REPORTS] = reports
     xml = _junit_xml(session.config)
     if xml is not None:
         for name, value in suite_properties(run, verdict):
-            xml.add_global_property(name, value)
+            xml.add_global_property(xml_safe(name), value)  # pytest escapes property values, not names
     if verdict.failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

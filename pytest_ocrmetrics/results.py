@@ -33,6 +33,12 @@ class RunResults:
     records: list[dict[str, Any]] = field(default_factory=list)
     engine_identities: dict[str, Any] = field(default_factory=dict)
     skipped_entries: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    collection_errors: list[dict[str, str]] = field(default_factory=list)  # datasets that could not be loaded
+
+    def add_collection_error(self, dataset: str, message: str) -> None:
+        """A dataset that could not be loaded (malformed ground truth): listed in the run, once per dataset."""
+        if not any(error["dataset"] == dataset for error in self.collection_errors):
+            self.collection_errors.append({"dataset": dataset, "message": message})
 
     def add(self, record: Mapping[str, Any], outcome: str, message: str | None = None) -> None:
         """Add one finished document test. ``outcome`` is the test's; a filtered record stays ``filtered``."""
@@ -113,8 +119,13 @@ class RunResults:
             })
         return rows
 
-    def to_run(self, *, plugin_version: str, pytest_version: str, resamples: int = 1000) -> dict[str, Any]:
-        """The JSON run file (schema ``pytest-ocrmetrics/1``)."""
+    def to_run(self, *, plugin_version: str, pytest_version: str, resamples: int = 1000,
+               interrupted: bool = False) -> dict[str, Any]:
+        """The JSON run file (schema ``pytest-ocrmetrics/1``).
+
+        ``interrupted`` marks a run that stopped early (Ctrl-C, ``-x``, ``--maxfail``): its documents are only the
+        ones that ran. ``collection_errors`` lists the datasets that could not be loaded.
+        """
         documents = self.documents()
         return {
             "schema": RUN_SCHEMA_ID,
@@ -131,6 +142,8 @@ class RunResults:
             "documents": documents,
             "summary": self.summary(documents, resamples=resamples),
             "skipped_entries": [self.skipped_entries[k] for k in sorted(self.skipped_entries)],
+            "collection_errors": sorted(self.collection_errors, key=lambda error: error["dataset"]),
+            "interrupted": bool(interrupted),
         }
 
 

@@ -15,16 +15,38 @@ from typing import Any
 from pytest_ocrmetrics.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.datasets import Dataset, load_dataset
 from pytest_ocrmetrics.documents import Document
-from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, OcrEngine, OcrOutput
+from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrEngine, OcrOutput
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
 from pytest_ocrmetrics.options import OcrSettings
 from pytest_ocrmetrics.scoring import ScoringOptions
 
-__all__ = ["OcrRunner", "EngineChoice", "OcrCase", "DocumentUnreadable"]
+__all__ = ["OcrRunner", "EngineChoice", "OcrCase", "DocumentUnreadable", "EngineCreationError"]
+
+_MESSAGE_LIMIT = 1000  # characters of a creation error repeated in every test of the engine
 
 
 class DocumentUnreadable(EngineError):
     """The document cannot be recognised at all (missing image, load error); its test errors."""
+
+
+class EngineCreationError(EngineError):
+    """The engine could not be created (a problem only its factory finds); each of its tests errors with this line."""
+
+
+@dataclass(frozen=True)
+class _CreationFailure:
+    """Why an engine could not be created, kept as text: each test gets a fresh exception, so no traceback grows."""
+
+    unavailable: bool  # EngineUnavailable: its tests are skipped
+    message: str
+
+    def exception(self) -> Exception:
+        return EngineUnavailable(self.message) if self.unavailable else EngineCreationError(self.message)
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _MESSAGE_LIMIT else line[: _MESSAGE_LIMIT - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -47,7 +69,24 @@ class OcrCase:
 
     @property
     def id(self) -> str:
-        return f"{self.engine.label}-{self.document.id}"
+        """The test id ``<engine>-<document id>``, printable and encodable as UTF-8 (see :func:`printable_id`)."""
+        return printable_id(f"{self.engine.label}-{self.document.id}")
+
+
+def printable_id(text: str) -> str:
+    """``text`` with every character that does not print written as its Python escape (``\\x1b``, ``\\u202e``).
+
+    Test ids reach the terminal (``-v``), JUnit class names and pytest-xdist, which sends them between processes
+    before any report exists: a control character (ESC), a bidi override or a lone surrogate (a file name that is not
+    UTF-8, a ``\\ud800`` escape in ground truth) must not travel raw. The document keeps its own id (the replay
+    engine finds its prediction by it); reports show it with their own marks.
+
+    >>> printable_id("replay-scan" + chr(0x1B) + "[31m.png"), printable_id("replay-façade 京.png")
+    ('replay-scan\\\\x1b[31m.png', 'replay-façade 京.png')
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def choose_engines(values: tuple[str, ...]) -> list[EngineChoice]:
@@ -90,27 +129,50 @@ class OcrRunner:
             field_compare=settings.field_compare,
         )
         self._datasets: dict[tuple[Path, str | None], Dataset] = {}
-        self._instances: dict[str, OcrEngine | BaseException] = {}
+        self._instances: dict[str, OcrEngine | _CreationFailure] = {}
         self._identity_sent: set[str] = set()
         self.cache: OutputCache | None = None  # set by the plugin (it knows pytest's cache directory)
         self._prefetchers: dict[tuple[str, Path], Any] = {}
 
     # -- validation at startup -------------------------------------------------------------------------------------
     def validate(self) -> None:
-        """Check engine names and settings without creating any engine (cheap; runs at configure time)."""
+        """Check engine names, settings and their values without creating any engine (cheap; runs at configure
+        time): what the user typed wrong is one usage error
+        (:class:`~pytest_ocrmetrics.engines.base.EngineOptionError`), not an error in every test.
+
+        Settings for an engine nobody registered (``tesserract.psm=6``) are refused too: they would be ignored.
+        """
+        for engine, settings in self.engine_options.items():
+            if engine not in self.registry:
+                try:
+                    self.registry.get(engine)
+                except EngineOptionError as exc:  # unknown engine, with a did-you-mean
+                    raise EngineOptionError(f"engine option {engine}.{next(iter(settings))}: {exc}") from None
         for choice in self.engines:
-            self.registry.check_options(choice.name, self.engine_options.get(choice.name, {}))
+            self.registry.check(choice.text, self.engine_options.get(choice.name, {}))
 
     # -- datasets --------------------------------------------------------------------------------------------------
     def dataset(self, path: Path, name: str | None = None) -> Dataset:
+        """The dataset at ``path``, loaded once. A document whose own thresholds are not sensible limits
+        (``"field_f1": 90``) gets an error naming its ground-truth entry: its test errors, the others run."""
         key = (path.resolve(), name)
         if key not in self._datasets:
-            self._datasets[key] = load_dataset(path, name=name, limit=self.settings.limit)
+            dataset = load_dataset(path, name=name, limit=self.settings.limit)
+            documents = tuple(_check_document_thresholds(document) for document in dataset.documents)
+            if any(new is not old for new, old in zip(documents, dataset.documents)):
+                dataset = replace(dataset, documents=documents)
+            self._datasets[key] = dataset
         return self._datasets[key]
 
     # -- engines ---------------------------------------------------------------------------------------------------
     def engine(self, choice: EngineChoice) -> OcrEngine:
-        """The engine for ``choice``, created on first use; a creation error is remembered and raised again."""
+        """The engine for ``choice``, created on first use.
+
+        A creation failure is remembered as one line and raised as a fresh exception for every test of the engine:
+        :class:`~pytest_ocrmetrics.engines.base.EngineUnavailable` (a skip) or :class:`EngineCreationError`.
+        Re-raising one stored exception would grow its traceback with every test (25 documents printed 187,769
+        lines).
+        """
         instance = self._instances.get(choice.label)
         if instance is None:
             try:
@@ -118,13 +180,14 @@ class OcrRunner:
                 # engines whose output is not a function of the image (replay) say cacheable = False
                 if self.cache is not None and getattr(instance, "cacheable", True):
                     instance = CachingEngine(instance, self.cache)
-            except BaseException as exc:  # noqa: BLE001 - remembered, re-raised for every test of this engine
-                if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                    raise
-                instance = exc
+            except EngineUnavailable as exc:
+                instance = _CreationFailure(True, _one_line(str(exc)))
+            except Exception as exc:  # noqa: BLE001 - remembered, reported for every test of this engine
+                detail = str(exc) if isinstance(exc, (EngineError, EngineOptionError)) else f"{type(exc).__name__}: {exc}"
+                instance = _CreationFailure(False, _one_line(f"engine {choice.text!r} could not be created: {detail}"))
             self._instances[choice.label] = instance
-        if isinstance(instance, BaseException):
-            raise instance
+        if isinstance(instance, _CreationFailure):
+            raise instance.exception()
         return instance
 
     def recognize(self, case: OcrCase) -> OcrOutput:
@@ -178,7 +241,7 @@ class OcrRunner:
         if choice.label in self._identity_sent:
             return None
         instance = self._instances.get(choice.label)
-        if instance is None or isinstance(instance, BaseException):
+        if instance is None or isinstance(instance, _CreationFailure):
             return None
         self._identity_sent.add(choice.label)
         try:
@@ -189,9 +252,23 @@ class OcrRunner:
     def close(self) -> None:
         self.cancel()
         for instance in self._instances.values():
-            if not isinstance(instance, BaseException):
+            if not isinstance(instance, _CreationFailure):
                 try:
                     instance.close()
                 except Exception:  # noqa: BLE001 - closing must not hide test results
                     pass
         self._instances.clear()
+
+
+def _check_document_thresholds(document: Document) -> Document:
+    """``document``, or a copy carrying an error when one of its own thresholds is not a sensible limit."""
+    from pytest_ocrmetrics.thresholds import limit_problem
+
+    if document.error:
+        return document
+    for metric, limit in document.thresholds.items():
+        problem = limit_problem(metric, limit, lambda value: f'"{metric}": {value}')
+        if problem:
+            where = document.source or f"document {document.id!r}"
+            return replace(document, error=f"{where}: thresholds: {problem}")
+    return document

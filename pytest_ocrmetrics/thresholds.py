@@ -8,13 +8,42 @@ passes when ``value <= limit``, a higher-is-better one when ``value >= limit``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from pytest_ocrmetrics.documents import Document
-from pytest_ocrmetrics.metrics.registry import get_metric, in_registry_order
+from pytest_ocrmetrics.metrics.registry import METRICS, get_metric, in_registry_order, unknown_metric_message
 
-__all__ = ["Threshold", "resolve_threshold", "applicable_thresholds"]
+__all__ = ["Threshold", "resolve_threshold", "applicable_thresholds", "limit_problem"]
+
+
+def limit_problem(metric: str, value: float, written: Callable[[str], str]) -> str | None:
+    """What is wrong with ``value`` as a limit on ``metric`` (one clause), or ``None`` when it is a sensible limit.
+
+    The same rule as suite gates: a limit must be a finite number, never negative, and a higher-is-better fraction
+    (``field_f1``, ``exact_match``) lies between 0 and 1: ``field_f1:90`` is a percentage typed where a fraction
+    belongs, and would fail every document. ``written`` spells a corrected limit the way the caller's user typed it
+    (``lambda v: f"--ocr-min=field_f1:{v}"``), so the message shows the fix.
+
+    >>> limit_problem("field_f1", 90, lambda v: f"--ocr-min=field_f1:{v}")
+    'field_f1 is a fraction between 0 and 1; write --ocr-min=field_f1:0.9 for 90 %'
+    >>> limit_problem("cer", 0.05, str) is None
+    True
+    """
+    spec = METRICS.get(metric)
+    if spec is None:
+        return unknown_metric_message(metric)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return f"the limit on {metric} must be a finite number, got {value!r}"
+    if spec.unit == "fraction" and not spec.lower_is_better and not 0.0 <= value <= 1.0:
+        if value > 1.0:
+            return f"{metric} is a fraction between 0 and 1; write {written(f'{value / 100:g}')} for {value:g} %"
+        return f"{metric} is a fraction between 0 and 1, got {value:g}"
+    if value < 0:
+        effect = "fails every document" if spec.lower_is_better else "passes every document"
+        return f"{metric} is never negative, so a limit of {value:g} {effect}"
+    return None
 
 
 @dataclass(frozen=True)

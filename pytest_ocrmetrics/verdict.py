@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.gating import Baseline, Comparison, Gate, GateResult, Tolerance, evaluate_gates
 
-__all__ = ["Verdict", "judge_run", "write_reports", "dump_run", "suite_properties"]
+__all__ = ["Verdict", "judge_run", "write_reports", "ReportError", "dump_run", "suite_properties"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,17 @@ class Verdict:
 
     @property
     def failed(self) -> bool:
-        return bool(self.failed_gates) or bool(self.comparison is not None and self.comparison.aggregate_failed)
+        """A gate failed, an aggregate regressed, or the baseline matched no document (so nothing was checked).
+
+        Document regressions fail their own tests, so they are not counted again here.
+        """
+        comparison = self.comparison
+        return bool(self.failed_gates) or bool(comparison is not None and (comparison.aggregate_failed
+                                                                            or comparison.matched_nothing))
+
+    def baseline_entry(self) -> dict[str, Any] | None:
+        """The run file's top-level ``baseline`` object (compared / new / missing, normalization), or ``None``."""
+        return None if self.comparison is None else self.comparison.baseline_entry()
 
     def lines(self) -> list[str]:
         """What the terminal summary shows: each gate, then the comparison's summary and update lines."""
@@ -59,7 +69,7 @@ def judge_run(
     notes: list[str] = []
     if baseline is not None:
         comparison = baseline.compare(run, tolerances, significance=significance, seed=seed)
-        if not tolerances:
+        if not tolerances and not comparison.matched_nothing:
             notes.append("no --ocr-max-regression given: differences from the baseline are reported, not enforced")
     return Verdict(gate_results, comparison, tuple(notes))
 
@@ -81,6 +91,22 @@ def dump_run(run: Mapping[str, Any]) -> str:
     return "{" + ",\n".join(members) + "}\n"
 
 
+class ReportError(Exception):
+    """Some report files could not be written; every other one was.
+
+    ``problems`` has one line per file that failed (``could not write the HTML report PATH: reason``), ``written``
+    the paths that were written, by kind, as :func:`write_reports` returns them.
+    """
+
+    def __init__(self, problems: Sequence[str], written: Mapping[str, Path]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
+        self.written = dict(written)
+
+
+REPORT_TITLES = {"json": "JSON run file", "html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
+
+
 def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path | None = None, html: Path | None = None,
                   csv: Path | None = None, markdown: Path | None = None,
                   html_options: Mapping[str, Any] | None = None) -> dict[str, Path]:
@@ -88,32 +114,58 @@ def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path |
 
     ``html_options`` go to :func:`~pytest_ocrmetrics.reporting.html.render_html` (``image_root``, ``max_details``).
     Returns the paths written, by kind (``json``, ``html``, ``csv``, ``markdown``).
+
+    Total by design: text that cannot be encoded (lone surrogates, non-characters) is replaced and counted first
+    (:func:`~pytest_ocrmetrics.reporting.safe_text.sanitize_run`, the count goes into the run file as
+    ``replaced_characters``), each file is written to a temporary file and renamed (a failure keeps the previous
+    file), and a report that fails does not stop the others: after trying every one, :class:`ReportError` names
+    each that failed.
     """
-    written: dict[str, Path] = {}
-    if json_path is not None:
-        json_path = Path(json_path)
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(dump_run(run), encoding="utf-8")
-        written["json"] = json_path
-    if html is not None:
+    from pytest_ocrmetrics.reporting.safe_text import sanitize_run, write_text_atomic
+
+    run = sanitize_run(run)
+    gates = list(verdict.gates)
+
+    def json_report(path: Path) -> Path:
+        return write_text_atomic(path, dump_run(run))
+
+    def html_report(path: Path) -> Path:
         from pytest_ocrmetrics.reporting.html import write_html
 
-        written["html"] = write_html(run, html, comparison=verdict.comparison, gates=list(verdict.gates),
-                                     **(html_options or {}))
-    if csv is not None:
+        return write_html(run, path, comparison=verdict.comparison, gates=gates, **(html_options or {}))
+
+    def csv_report(path: Path) -> Path:
         from pytest_ocrmetrics.reporting.csv_report import write_csv
 
-        written["csv"] = write_csv(run, csv)
-    if markdown is not None:
+        return write_csv(run, path)
+
+    def markdown_report(path: Path) -> Path:
         from pytest_ocrmetrics.reporting.markdown import write_markdown
 
-        written["markdown"] = write_markdown(run, markdown, comparison=verdict.comparison, gates=list(verdict.gates))
+        return write_markdown(run, path, comparison=verdict.comparison, gates=gates)
+
+    written: dict[str, Path] = {}
+    problems: list[str] = []
+    for kind, path, writer in (("json", json_path, json_report), ("html", html, html_report),
+                               ("csv", csv, csv_report), ("markdown", markdown, markdown_report)):
+        if path is None:
+            continue
+        try:
+            written[kind] = writer(Path(path))
+        except Exception as exc:  # one report's failure must not cost the others
+            reason = str(exc).splitlines()[0] if str(exc).strip() else ""
+            problems.append(f"could not write the {REPORT_TITLES[kind]} {path}: {type(exc).__name__}"
+                            + (f": {reason}" if reason else ""))
+    if problems:
+        raise ReportError(problems, written)
     return written
 
 
 def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, str]]:
     """JUnit ``<testsuite>`` properties: ``ocr.<engine>.<dataset>.<metric>`` (micro) and ``...<metric>.mean``,
-    document counts, and one ``ocr.gate.<expression>`` = passed/failed per gate."""
+    document counts, one ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline,
+    ``ocr.baseline.regressed``, ``.compared``, ``.new``, ``.missing`` and, when there is one, ``.error`` (it matched no
+    document) or ``.warning`` (other normalization settings, compared anyway)."""
     props: list[tuple[str, str]] = []
     for row in run["summary"]:
         prefix = f"ocr.{row['engine']}.{row['dataset']}"
@@ -126,5 +178,11 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
     for gate in verdict.gates:
         props.append((f"ocr.gate.{gate.gate.expression}", "passed" if gate.passed else "failed"))
     if verdict.comparison is not None:
-        props.append(("ocr.baseline.regressed", "true" if verdict.comparison.aggregate_failed else "false"))
+        comparison = verdict.comparison
+        props.append(("ocr.baseline.regressed", "true" if comparison.aggregate_failed else "false"))
+        props += [("ocr.baseline.compared", str(comparison.compared)),
+                  ("ocr.baseline.new", str(len(comparison.new_documents))),
+                  ("ocr.baseline.missing", str(len(comparison.missing_documents)))]
+        props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", comparison.error),
+                                                                    ("warning", comparison.warning)) if text]
     return props

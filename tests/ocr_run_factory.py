@@ -10,7 +10,7 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping
 
-from pytest_ocrmetrics.metrics.registry import METRICS
+from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS, METRICS
 
 
 def make_doc(
@@ -102,7 +102,8 @@ def make_run(documents: list[dict[str, Any]], *, engines: Iterable[str] | None =
             "python": "3.11.2", "platform": "Linux", "plugin_version": "0.1.0", "pytest_version": "9.0",
             "engines": {name: {"name": name, "version": "1.0"} for name in engine_names},
         },
-        "normalization": {"name": "nfc", "unit": "grapheme", "tokenizer": "whitespace"},
+        "normalization": {"name": "nfc", "unit": "grapheme", "tokenizer": "whitespace", "field_compare": "lowercase",
+                          "definitions": METRIC_DEFINITIONS},
         "documents": documents,
         "summary": summarize(documents),
     }

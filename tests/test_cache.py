@@ -16,6 +16,9 @@ from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrEngine, OcrOutput, Word
 
 
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"  # images are checked by their first bytes; the rest is never decoded here
+
+
 class CountingEngine:
     """A fake engine: output derived from the image bytes; counts calls."""
 
@@ -35,7 +38,7 @@ class CountingEngine:
         if document.id in self.fail:
             raise EngineError(f"cannot read {document.id}")
         return OcrOutput(
-            text=document.image_bytes().decode(),
+            text=document.image_bytes()[len(PNG_MAGIC):].decode(),
             engine=self.name,
             words=(Word("w", (1.0, 2.0, 3.0, 4.0), 0.5),),
             confidence=0.5,
@@ -64,7 +67,7 @@ class BatchingEngine(CountingEngine):
 def doc(tmp_path: Path, name: str, content: str | None = None) -> Document:
     path = tmp_path / "img" / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content if content is not None else f"content of {name}")
+    path.write_bytes(PNG_MAGIC + (content if content is not None else f"content of {name}").encode())
     return Document(id=name, dataset="d", image_path=path)
 
 
@@ -100,7 +103,7 @@ def test_changing_the_image_in_place_changes_the_key(tmp_path):
     engine = CountingEngine()
     document = doc(tmp_path, "a.png", "version one")
     first = cache.key(document, engine)
-    document.image_path.write_text("version two, longer")
+    document.image_path.write_bytes(PNG_MAGIC + b"version two, longer")
     assert cache.key(document, engine) != first
 
 
@@ -247,3 +250,146 @@ def test_concurrent_writers_never_leave_a_partial_entry(tmp_path):
     assert reader.corrupt == 0  # a reader never saw half an entry
     assert reader.get(key) is not None
     assert [p.name for p in (tmp_path / "ab").iterdir()] == [f"{key}.json"]  # no temporary files left behind
+
+
+# -- entries of the wrong shape: valid JSON, never a valid output -----------------------------------------------------
+def _poison(entry: dict, change: Any) -> Any:
+    if callable(change):
+        return change(entry)
+    output = dict(entry["output"])
+    output.update(change)
+    return {**entry, "output": output}
+
+
+WRONG_SHAPES = {
+    "text-number": {"text": 12345},
+    "text-null": {"text": None},
+    "text-missing": lambda entry: {**entry, "output": {k: v for k, v in entry["output"].items() if k != "text"}},
+    "entry-null": lambda entry: None,
+    "entry-list": lambda entry: [entry],
+    "output-null": lambda entry: {**entry, "output": None},
+    "output-list": lambda entry: {**entry, "output": [entry["output"]]},
+    "confidence-string": {"confidence": "high"},
+    "elapsed-nan": {"elapsed_s": float("nan")},
+    "elapsed-infinite": {"elapsed_s": float("inf")},
+    "elapsed-string": {"elapsed_s": "1.5"},
+    "elapsed-negative": {"elapsed_s": -1},
+    "truncated-string": {"truncated": "yes"},
+    "words-string": {"words": "w"},
+    "word-not-object": {"words": ["w"]},
+    "word-text-number": {"words": [{"text": 1, "box": None, "confidence": None}]},
+    "word-box-short": {"words": [{"text": "w", "box": [1, 2], "confidence": None}]},
+    "word-box-strings": {"words": [{"text": "w", "box": ["a", "b", "c", "d"], "confidence": None}]},
+    "word-confidence-nan": {"words": [{"text": "w", "box": None, "confidence": float("nan")}]},
+    "fields-list": {"fields": ["total"]},
+    "metadata-list": {"metadata": [1]},
+    "raw-number": {"raw": 5},
+    "engine-null": {"engine": None},
+    "format-missing": lambda entry: {k: v for k, v in entry.items() if k != "format"},
+}
+
+
+@pytest.mark.parametrize("change", WRONG_SHAPES.values(), ids=WRONG_SHAPES.keys())
+def test_an_entry_of_the_wrong_shape_warns_naming_the_file_is_recomputed_and_rewritten(tmp_path, change):
+    document = doc(tmp_path, "a.png")
+    cache = OutputCache(tmp_path / "c")
+    engine = CountingEngine()
+    caching = CachingEngine(engine, cache)
+    first = caching.recognize(document)
+    path = cache.path_for(cache.key(document, engine))
+    path.write_text(json.dumps(_poison(json.loads(path.read_text()), change)), encoding="utf-8")
+    with pytest.warns(OcrCacheWarning) as record:
+        output = caching.recognize(document)
+    message = str(record[0].message)
+    assert str(path) in message and "is not a valid entry" in message and "recomputed" in message
+    assert output.to_dict() == first.to_dict() and not output.cached
+    assert engine.calls == ["a.png", "a.png"] and cache.corrupt == 1
+    hit = caching.recognize(document)  # rewritten: whole again
+    assert hit.cached and hit.to_dict() == first.to_dict()
+
+
+def test_output_from_entry_says_which_part_is_wrong() -> None:
+    from pytest_ocrmetrics.cache import CacheEntryError, output_from_entry
+
+    good = {"format": cache_module.CACHE_FORMAT_VERSION, "key": "k", "output": {"text": "A", "elapsed_s": 2}}
+    assert output_from_entry(good, "k") == OcrOutput(text="A", elapsed_s=2.0)
+    with pytest.raises(CacheEntryError, match=r"^output\.confidence must be a finite number, got a string$"):
+        output_from_entry(_poison(good, {"confidence": "high"}), "k")
+    with pytest.raises(CacheEntryError, match=r"output\.elapsed_s must be a finite number, got NaN"):
+        output_from_entry(_poison(good, {"elapsed_s": float("nan")}), "k")
+    with pytest.raises(CacheEntryError, match=r"output\.words\[0\]\.box must be null or a list of 4 numbers"):
+        output_from_entry(_poison(good, {"words": [{"text": "w", "box": {}}]}), "k")
+    with pytest.raises(CacheEntryError, match="key"):
+        output_from_entry(good, "other")
+
+
+class FixedEngine(CountingEngine):
+    def __init__(self, output: OcrOutput) -> None:
+        super().__init__()
+        self.output = output
+
+    def recognize(self, document: Document) -> OcrOutput:
+        self.calls.append(document.id)
+        return self.output
+
+
+def test_an_output_with_a_non_finite_number_is_used_but_not_cached(tmp_path):
+    engine = FixedEngine(OcrOutput(text="A", confidence=float("nan")))
+    cache = OutputCache(tmp_path / "c")
+    with pytest.warns(OcrCacheWarning, match=r"OCR output of document 'a.png' cannot be cached"):
+        assert CachingEngine(engine, cache).recognize(doc(tmp_path, "a.png")).text == "A"
+    assert not list((tmp_path / "c").rglob("*.json")) and cache.writes == 0
+
+
+@pytest.mark.parametrize("text", ["lone \ud800 surrogate", "nul \x00 esc \x1b bom \ufeff U+FFFE \ufffe", "\u202eRTL"])
+def test_hostile_text_round_trips_through_the_cache_exactly(tmp_path, text):
+    engine = FixedEngine(OcrOutput(text=text, words=(Word(text, None, None),), fields={text: text}, raw=text))
+    caching = CachingEngine(engine, OutputCache(tmp_path / "c"))
+    document = doc(tmp_path, "a.png")
+    first = caching.recognize(document)
+    again = caching.recognize(document)
+    assert again.cached and again.to_dict() == first.to_dict() and again.text == text
+
+
+# -- the bytes hashed are the bytes recognised -------------------------------------------------------------------------
+def test_the_engine_recognises_the_bytes_the_key_was_computed_from_even_if_the_file_is_swapped(tmp_path):
+    from pytest_ocrmetrics.engines.base import read_image
+
+    document = doc(tmp_path, "a.png", "original")
+    assert document.image_path is not None
+
+    class SwappingEngine(CountingEngine):
+        def recognize(self, document: Document) -> OcrOutput:  # the file changes between hashing and reading
+            document.image_path.write_bytes(PNG_MAGIC + b"swapped")
+            return OcrOutput(text=read_image(document)[len(PNG_MAGIC):].decode(), engine=self.name)
+
+    cache = OutputCache(tmp_path / "c")
+    engine = SwappingEngine()
+    assert CachingEngine(engine, cache).recognize(document).text == "original"
+    document.image_path.write_bytes(PNG_MAGIC + b"original")
+    stored = cache.get(cache.key(document, engine))  # the entry for the original bytes holds their output
+    assert stored is not None and stored.text == "original"
+
+
+def test_a_file_that_is_not_an_image_never_reaches_the_engine(tmp_path):
+    path = tmp_path / "img" / "list.png"
+    path.parent.mkdir()
+    path.write_text("/etc/hostname\n", encoding="utf-8")  # tesseract would OCR the files this "image" lists
+    engine = CountingEngine()
+    caching = CachingEngine(engine, OutputCache(tmp_path / "c"))
+    with pytest.raises(EngineError, match=r"list\.png' of document 'list.png' .*is not an image: it starts with"):
+        caching.recognize(Document(id="list.png", dataset="d", image_path=path))
+    assert engine.calls == []
+
+
+def test_a_batch_with_a_file_that_is_not_an_image_fails_only_that_document(tmp_path):
+    engine = BatchingEngine()
+    good = doc(tmp_path, "good.png")
+    bad_path = tmp_path / "img" / "bad.png"
+    bad_path.write_bytes(b"")
+    results = CachingEngine(engine, OutputCache(tmp_path / "c")).recognize_batch(
+        [good, Document(id="bad.png", dataset="d", image_path=bad_path)]
+    )
+    assert isinstance(results[0], OcrOutput) and results[0].text == "content of good.png"
+    assert isinstance(results[1], EngineError) and "bad.png" in str(results[1]) and "the file is empty" in str(results[1])
+    assert engine.batches == [["good.png"]]

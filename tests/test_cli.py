@@ -214,6 +214,19 @@ def test_report_writes_html_csv_markdown(runs: tuple[Path, Path, Path], tmp_path
     assert (out_dir / "r.md").read_text(encoding="utf-8").startswith("## ❌ OCR metrics: failed")
 
 
+def test_a_report_that_cannot_be_written_does_not_stop_the_others(
+        runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base, _, worse = runs
+    in_the_way = tmp_path / "r.html"
+    in_the_way.mkdir()  # a folder where the HTML file should go
+    code, out = run_cli("report", str(worse), "--html", str(in_the_way), "--csv", str(tmp_path / "r.csv"))
+    assert code == 2
+    assert out.splitlines() == [f"CSV report: {tmp_path / 'r.csv'}"]
+    err = capsys.readouterr().err
+    assert err.startswith(f"ocrmetrics report: error: could not write the HTML report {in_the_way}")
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+
+
 def test_report_needs_an_output(runs: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli("report", str(runs[0]))[0] == 2
     assert "nothing to write" in capsys.readouterr().err
@@ -227,3 +240,87 @@ def test_console_script_in_a_subprocess(runs: tuple[Path, Path, Path]) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "REGRESSION cer regressed" in done.stdout and done.stderr == ""
+
+
+# ------------------------------------------------------------------------------------- comparisons to trust
+
+
+def test_compare_matching_no_document_fails(runs: tuple[Path, Path, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    base, _, _ = runs
+    renamed = tmp_path / "renamed.json"
+    renamed.write_text(json.dumps(make_run([make_doc(f"doc{i:02d}", {"cer": 0.02}, dataset="receipts_2025")
+                                            for i in range(12)])))
+    code, out = run_cli("compare", str(base), str(renamed), "--max-regression", "cer:0.005")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == (f"ERROR: baseline {str(base)!r} matched none of the 12 document(s) of this run, so nothing "
+                        f"was compared: the baseline has tesseract / receipts, this run has tesseract / receipts_2025 "
+                        f"(engine / dataset), so a dataset folder was probably renamed or another engine or dataset "
+                        f"was run; make a new baseline from this setup with pytest --ocr-json=PATH")
+    assert lines[-1] == f"ocrmetrics compare: FAILED ({base} -> {renamed})"
+    assert "gated aggregates" not in out
+    code, out = run_cli("compare", str(base), str(renamed), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["exit_failed"] and data["compared"] == 0 and "matched none" in data["error"]
+    assert "ocrmetrics compare: error: baseline" in capsys.readouterr().err
+    # a report still renders (it never fails the build) but says it on stderr
+    code, _ = run_cli("report", str(renamed), "--baseline", str(base), "--markdown", str(tmp_path / "r.md"))
+    assert code == 0 and "ocrmetrics report: error: baseline" in capsys.readouterr().err
+
+
+def test_compare_partial_match_counts_documents(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    base, _, _ = runs
+    partial = _corpus()
+    partial["documents"] = partial["documents"][3:] + [make_doc("doc99", {"cer": 0.02, "field_f1": 0.9})]
+    path = tmp_path / "partial.json"
+    path.write_text(json.dumps(partial))
+    code, out = run_cli("compare", str(base), str(path), "--max-regression", "cer:0.005")
+    assert code == 0
+    assert out.splitlines()[0] == f"compared with baseline {str(base)!r}: 9 documents, 1 new, 3 missing"
+    data = json.loads(run_cli("compare", str(base), str(path), "--json")[1])
+    assert (data["compared"], data["new"], data["missing"]) == (9, 1, 3)
+
+
+def test_compare_refuses_other_normalization_unless_allowed(runs: tuple[Path, Path, Path], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    base, _, _ = runs
+    lenient = _corpus()
+    lenient["normalization"] = {**lenient["normalization"], "name": "lenient", "tokenizer": "unicode"}
+    path = tmp_path / "lenient.json"
+    path.write_text(json.dumps(lenient))
+    assert run_cli("compare", str(base), str(path))[0] == 2
+    err = capsys.readouterr().err
+    assert err == (f"ocrmetrics compare: error: baseline {str(base)!r} was made with normalization 'nfc', unit "
+                   f"'grapheme', tokenizer 'whitespace', {str(path)!r} uses normalization 'lenient', unit 'grapheme', "
+                   f"tokenizer 'unicode'; make the baseline again with the same settings or pass --allow-mismatch "
+                   f"to compare anyway\n")
+    code, out = run_cli("compare", str(base), str(path), "--allow-mismatch", "--max-regression", "cer:0.005")
+    assert code == 0
+    assert out.splitlines()[0].startswith(f"WARNING: baseline {str(base)!r} was made with normalization 'nfc'")
+    assert "compared anyway" in out.splitlines()[0]
+    assert run_cli("report", str(path), "--baseline", str(base), "--csv", str(tmp_path / "r.csv"))[0] == 2
+
+
+@pytest.mark.parametrize("token", ["NaN", "-Infinity"])
+def test_compare_refuses_a_run_file_holding_nan(runs: tuple[Path, Path, Path], tmp_path: Path, token: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    base, same, _ = runs
+    run = _corpus()
+    run["documents"][4]["metrics"]["cer"] = 0.123456789
+    bad = tmp_path / "nan.json"
+    bad.write_text(json.dumps(run).replace("0.123456789", token))
+    assert run_cli("compare", str(bad), str(same))[0] == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ocrmetrics compare: error: baseline run file {str(bad)!r} holds {token} at "
+                          f"documents/4/metrics/cer, in document 'doc04' (tesseract / receipts); ")
+    assert err.count("\n") == 1
+    assert run_cli("compare", str(base), str(bad))[0] == 2
+    assert f"run file {str(bad)!r} holds {token}" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_ocrmetrics import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"ocrmetrics (pytest-ocrmetrics) {__version__}"

@@ -22,7 +22,7 @@ from pytest_ocrmetrics.gating import (
     parse_significance,
     parse_tolerance,
 )
-from pytest_ocrmetrics.metrics.registry import METRICS
+from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS, METRICS
 
 
 def test_module_doctests() -> None:
@@ -417,3 +417,158 @@ def test_non_finite_values_are_not_compared() -> None:
     assert [r.document for r in comparison.regressions] == ["b"]
     (agg,) = comparison.aggregates
     assert agg.n == 1 and agg.new == pytest.approx(0.5)
+
+
+# ------------------------------------------------------------------------------- a comparison must compare something
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        ({"dataset": "receipts_v2"}, "the baseline has tesseract / receipts, this run has tesseract / receipts_v2 "
+                                     "(engine / dataset), so a dataset folder was probably renamed"),
+        ({"engine": "trocr"}, "the baseline has tesseract / receipts, this run has trocr / receipts"),
+    ],
+    ids=["renamed-dataset", "other-engine"],
+)
+def test_comparison_matching_no_document_fails_and_says_why(change: dict, fragment: str) -> None:
+    old = make_run(_corpus(4))
+    new = make_run(_corpus(4, **change))
+    comparison = compare_runs(old, new, ["cer:0.005"], resamples=20, baseline_source="base.json")
+    assert comparison.matched_nothing and comparison.compared == 0
+    assert comparison.exit_failed  # nothing compared is not "passed (0 gated aggregates)"
+    assert comparison.error.startswith("baseline 'base.json' matched none of the 4 document(s) of this run, "
+                                       "so nothing was compared: ")
+    assert fragment in comparison.error and "\n" not in comparison.error
+    assert comparison.error.endswith("make a new baseline from this setup with pytest --ocr-json=PATH")
+    # the error is the summary: no list of 4 new and 4 missing documents, no "no regression" line
+    assert comparison.summary_lines() == [f"ERROR: {comparison.error}"]
+    assert comparison.to_dict()["error"] == comparison.error and comparison.to_dict()["exit_failed"] is True
+    assert comparison.baseline_entry()["compared"] == 0
+
+
+def test_comparison_matching_no_document_other_causes() -> None:
+    same_pair_other_ids = compare_runs(make_run(_corpus(2)), make_run([make_doc("x.png", {"cer": 0.1})]))
+    assert ("both have tesseract / receipts (engine / dataset) but no document id in common (the baseline has e.g. "
+            "'doc00.png', this run 'x.png'), so the documents were probably renamed") in same_pair_other_ids.error
+    unscored = make_run([make_doc("doc00.png", {"cer": 0.1}, outcome="error")])
+    assert "the baseline has no scored document (1 document(s), none passed or failed)" in \
+        compare_runs(unscored, make_run(_corpus(2))).error
+    assert "no document of this run was scored" in compare_runs(make_run(_corpus(2)), unscored).error
+    empty = compare_runs(make_run(_corpus(2)), make_run([]))
+    assert empty.exit_failed and "none of the 0 document(s)" in empty.error
+    # one matching document is enough: no error
+    assert compare_runs(make_run(_corpus(3)), make_run(_corpus(1))).error is None
+
+
+def test_partial_match_counts_compared_new_and_missing() -> None:
+    old = _corpus(5)
+    new = _corpus(5)[2:] + [make_doc("fresh.png", {"cer": 0.03})]
+    comparison = compare_runs(make_run(old), make_run(new), ["cer:0.005"], resamples=0, baseline_source="b.json")
+    assert (comparison.compared, len(comparison.new_documents), len(comparison.missing_documents)) == (3, 1, 2)
+    assert not comparison.exit_failed and comparison.error is None
+    assert comparison.summary_lines()[0] == "compared with baseline 'b.json': 3 documents, 1 new, 2 missing"
+    assert comparison.baseline_entry() == {
+        "path": "b.json", "compared": 3, "new": 1, "missing": 2,
+        "normalization": {"name": "nfc", "unit": "grapheme", "tokenizer": "whitespace", "field_compare": "lowercase",
+                          "definitions": METRIC_DEFINITIONS},
+        "normalization_mismatch": False, "warning": None, "error": None,
+    }
+    # without a source the baseline is "the baseline"
+    assert compare_runs(make_run(old), make_run(new)).summary_lines()[0].startswith("compared with the baseline: 3 ")
+
+
+# -------------------------------------------------------------------------------------- normalization settings
+
+
+def test_normalization_mismatch_names_both_profiles_and_the_override() -> None:
+    nfc = {"name": "nfc", "unit": "grapheme", "tokenizer": "whitespace"}
+    assert gating.normalization_mismatch(nfc, dict(nfc), baseline_name="b", override="--x") is None
+    # the profile name is compared canonically
+    assert gating.normalization_mismatch({**nfc, "name": "nfc+casefold"}, {**nfc, "name": "NFC+CASEFOLD"},
+                                         baseline_name="b", override="--x") is None
+    for key, value in (("name", "lenient"), ("unit", "codepoint"), ("tokenizer", "unicode")):
+        message = gating.normalization_mismatch(nfc, {**nfc, key: value}, baseline_name="--ocr-baseline 'b.json'",
+                                                override="--ocr-baseline-allow-mismatch")
+        assert message is not None and "\n" not in message
+        assert message.startswith("--ocr-baseline 'b.json' was made with normalization 'nfc', unit 'grapheme', "
+                                  "tokenizer 'whitespace', this run uses ")
+        assert repr(value) in message
+        assert message.endswith("; make the baseline again with the same settings or pass "
+                                "--ocr-baseline-allow-mismatch to compare anyway")
+
+
+def test_comparison_across_normalization_settings_warns() -> None:
+    old = make_run(_corpus(3))
+    new = make_run(_corpus(3))
+    new["normalization"] = {"name": "lenient", "unit": "codepoint", "tokenizer": "whitespace"}
+    comparison = compare_runs(old, new, ["cer:0.005"], resamples=0)
+    assert comparison.warning.startswith("the baseline was made with normalization 'nfc', unit 'grapheme'")
+    assert "this run uses normalization 'lenient', unit 'codepoint'" in comparison.warning
+    assert comparison.summary_lines()[0] == f"WARNING: {comparison.warning}"
+    entry = comparison.baseline_entry()
+    assert entry["normalization_mismatch"] is True and entry["warning"] == comparison.warning
+    assert compare_runs(old, make_run(_corpus(3)), resamples=0).warning is None
+    assert Baseline.from_run(old).normalization_mismatch(new["normalization"], name="b", override="--x") is not None
+
+
+# ------------------------------------------------------------------------------------------- NaN in a run file
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
+@pytest.mark.parametrize("where", ["metrics", "counts"])
+def test_run_file_with_non_finite_numbers_is_refused_naming_the_document(tmp_path: Path, token: str,
+                                                                         where: str) -> None:
+    run = make_run(_corpus(3))
+    sentinel = 0.123456789  # the second document's CER (or its error count) becomes NaN / infinity in the JSON text
+    if where == "metrics":
+        run["documents"][1]["metrics"]["cer"] = sentinel
+    else:
+        run["documents"][1]["counts"]["cer"]["errors"] = sentinel
+    text = json.dumps(run)
+    assert text.count(repr(sentinel)) == 1
+    path = tmp_path / "base.json"
+    path.write_text(text.replace(repr(sentinel), token), encoding="utf-8")
+    assert json.loads(path.read_text())  # json itself accepts it silently
+    with pytest.raises(RunFileError) as info:
+        Baseline.load(path)
+    message = str(info.value)
+    shown = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity", "1e999": "Infinity"}[token]
+    assert message.startswith(f"baseline run file {str(path)!r} holds {shown} at documents/1/{where}/cer")
+    assert "in document 'doc01.png' (tesseract / receipts)" in message and "\n" not in message
+
+
+def test_non_finite_number_outside_documents_is_located(tmp_path: Path) -> None:
+    run = make_run(_corpus(2))
+    run["summary"][0]["metrics"]["cer"]["p95"] = float("inf")
+    with pytest.raises(RunFileError, match=r"^test run holds Infinity at summary/0/metrics/cer/p95; a run file"):
+        validate(run)
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(RunFileError, match="nested too deeply"):
+        gating.load_run(path)
+
+
+# --------------------------------------------------------------------------------------------- the package split
+
+
+def test_every_public_name_is_importable_from_the_package() -> None:
+    from pytest_ocrmetrics.gating import baseline, bootstrap, comparison, gates, runfile, tolerances
+
+    for name in gating.__all__:
+        assert hasattr(gating, name), name
+    for module in (baseline, bootstrap, comparison, gates, runfile, tolerances):
+        for name in module.__all__:
+            assert getattr(module, name) is not None
+            if not name.startswith(("MetricSeries", "metric_series", "paired_", "tolerance_for")):
+                assert getattr(gating, name) is getattr(module, name), name
+
+
+def test_no_match_message_stays_one_printable_line_for_hostile_names() -> None:
+    hostile = "rec\x1b[31m\ud800\n\u202e"
+    old = make_run([make_doc("a\x00.png", {"cer": 0.1}, dataset=hostile, engine="tess\u200d")])
+    new = make_run([make_doc("b.png", {"cer": 0.1}, dataset=hostile, engine="tess\u200d")])
+    for comparison in (compare_runs(old, make_run(_corpus(2))), compare_runs(old, new)):
+        error = comparison.error
+        assert error is not None and error.isprintable(), error
+        error.encode("utf-8")  # no lone surrogate left

@@ -2,9 +2,10 @@
 
 A dataset loader reads one on-disk format into a :class:`Dataset`: an immutable, id-sorted tuple of
 :class:`~pytest_ocrmetrics.documents.Document` plus the entries it skipped. The helpers here are the single place that
-turns a path written in a ground-truth file into an image path (refusing paths that leave the dataset folder) and
-that checks a ground-truth entry (``full_text``, ``fields``, ``thresholds``, ``tags``, ``schema``), so every format
-reports the same mistakes with the same sentence.
+turns a path written in a ground-truth file into an image path (refusing paths that leave the dataset folder), that
+checks a ground-truth entry (``full_text``, ``fields``, ``thresholds``, ``tags``, ``schema``), and that checks every
+document's image (:func:`finish`: it must exist, stay inside the dataset folder once symbolic links are followed, and
+be an image by its first bytes), so every format reports the same mistakes with the same sentence.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import json
 import math
 import os
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.documents import Document, not_an_image_reason, sniff_image_format
 
 __all__ = [
     "Dataset",
@@ -123,8 +124,8 @@ def resolve_inside(root: Path, written: str, *, source: str) -> tuple[str, Path]
 
     ``written`` is relative to ``root`` (or absolute inside it). The id is the path relative to ``root`` with ``/``
     separators and no ``./`` parts. A path that leaves ``root`` (``../x.png``, an absolute path elsewhere) raises
-    :class:`DatasetError`: a dataset describes its own folder. The check is lexical: a symbolic link inside the folder
-    may point anywhere (shared image stores are common).
+    :class:`DatasetError`: a dataset describes its own folder. The check is lexical; where symbolic links lead is
+    checked per document by :func:`finish` (a link out of the folder makes that document's test error).
 
     Example::
 
@@ -155,13 +156,39 @@ def resolve_inside(root: Path, written: str, *, source: str) -> tuple[str, Path]
     return relative, root / PurePosixPath(relative)
 
 
-def image_error(image_path: Path) -> str | None:
-    """The load-time error for a document whose image is missing (its test errors with it), else None."""
-    if image_path.is_file():
+def image_error(image_path: Path, root: Path | None = None, *, source: str = "") -> str | None:
+    """The load-time error for a document's image (its test errors with it), else None.
+
+    The image must exist and be a file; with ``root`` (the dataset folder), it must also stay inside ``root`` once
+    symbolic links are followed, and its first bytes must be those of an image
+    (:func:`~pytest_ocrmetrics.documents.sniff_image_format`): a text file named ``x.png`` never reaches an engine
+    (Tesseract would read it as a list of image paths and recognise the files it names). ``source`` (the
+    ground-truth entry) is named in the fix.
+    """
+    if not image_path.is_file():
+        if image_path.exists():
+            return f"image {str(image_path)!r} is not a file"
+        return f"image {str(image_path)!r} does not exist"
+    if root is None:
         return None
-    if image_path.exists():
-        return f"image {str(image_path)!r} is not a file"
-    return f"image {str(image_path)!r} does not exist"
+    where = f" in {source}" if source else ""
+    try:
+        resolved = image_path.resolve(strict=True)
+        inside = resolved.is_relative_to(root.resolve(strict=True))
+    except (OSError, RuntimeError) as exc:  # a symbolic link loop
+        return f"image {str(image_path)!r} cannot be resolved ({exc})"
+    if not inside:
+        return (f"image {str(image_path)!r} is a symbolic link to {str(resolved)!r}, outside the dataset folder "
+                f"{str(root)!r}; copy the image into the dataset folder or fix its path{where}")
+    try:
+        with image_path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError as exc:
+        return f"image {str(image_path)!r} cannot be read: {exc.strerror or exc}"
+    if sniff_image_format(head) is None:
+        return (f"image {str(image_path)!r} is not an image ({not_an_image_reason(head)}); "
+                f"replace the file or fix its path{where}")
+    return None
 
 
 # -- ground-truth entries --------------------------------------------------------------------------------------------
@@ -258,8 +285,17 @@ def finish(
     skipped: list[SkippedEntry] | tuple[SkippedEntry, ...] = (),
     duplicate_hint: str = "",
 ) -> Dataset:
-    """Sort documents by id, refuse duplicate ids, and build the :class:`Dataset`."""
-    documents = sorted(documents, key=lambda d: d.id)
+    """Sort documents by id, refuse duplicate ids, check each image (:func:`image_error`), build the :class:`Dataset`.
+
+    A document whose image is missing, leads outside ``root`` or is not an image keeps loading: it gets ``error``
+    and only its test errors, the rest of the dataset runs.
+    """
+    documents = sorted(
+        (document if document.error is not None or document.image_path is None
+         else replace(document, error=image_error(document.image_path, root, source=document.source))
+         for document in documents),
+        key=lambda d: d.id,
+    )
     for previous, current in zip(documents, documents[1:]):
         if previous.id == current.id:
             raise DatasetError(
@@ -267,4 +303,3 @@ def finish(
                 "each image may have one ground-truth entry."
             )
     return Dataset(name=name, root=root, format=format, documents=tuple(documents), skipped=tuple(skipped))
-

@@ -7,10 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, DatasetLoader
-from pytest_ocrmetrics.datasets.ground_truth_json import GroundTruthJsonLoader
+from pytest_ocrmetrics.datasets.ground_truth_json import GROUND_TRUTH_FILE, GroundTruthJsonLoader
 from pytest_ocrmetrics.datasets.jsonl import JsonlManifestLoader
 from pytest_ocrmetrics.datasets.label_file import LabelFileLoader
-from pytest_ocrmetrics.datasets.sidecar import SidecarLoader
+from pytest_ocrmetrics.datasets.sidecar import GT_SUFFIX, IMAGE_SUFFIXES, SidecarLoader
 
 __all__ = ["LOADERS", "load_dataset", "detect_format"]
 
@@ -37,8 +37,45 @@ def detect_format(path: str | os.PathLike[str]) -> DatasetLoader:
     for loader in LOADERS:
         if loader.detect(path):
             return loader
+    raise DatasetError(_not_a_dataset_message(path))
+
+
+_GROUND_TRUTH_KINDS = f"{GROUND_TRUTH_FILE}, *.jsonl, labels file or {GT_SUFFIX} sidecars"
+
+
+def _not_a_dataset_message(path: Path) -> str:
+    """Why ``path`` (which exists and no loader detected) is not a dataset, in one sentence that says which case it is.
+
+    A folder inside a dataset (its ``images/``: pass the folder above it), an empty folder, a folder of images without
+    ground truth and anything else each get their own sentence.
+    """
     looked_for = "; ".join(loader.description for loader in LOADERS)
-    raise DatasetError(f"{path}: not a dataset; looked for {looked_for}.")
+    if path.is_dir():
+        absolute = Path(os.path.abspath(path))
+        parent = absolute.parent
+        # the formats that describe a folder from its top level (sidecars would have been found here already)
+        if absolute != parent and any(loader.detect(parent) for loader in LOADERS if loader.name != "sidecar"):
+            shown = path.parent if path.name else parent  # as the user wrote it, unless that was "."
+            return (f"{path}: looks like the {absolute.name}/ folder of the dataset {str(shown)!r}; "
+                    f"pass {str(shown)!r} instead.")
+        try:
+            entries = [p for p in path.rglob("*") if not any(part.startswith(".") for part in p.relative_to(path).parts)]
+        except OSError as exc:
+            return f"{path}: cannot list the folder ({exc.strerror or exc}); not a dataset."
+        if not entries:
+            return (f"{path}: the folder is empty; a dataset folder holds images and their ground truth "
+                    f"({_GROUND_TRUTH_KINDS}).")
+        inner = sorted(p for p in entries if p.parent == path and p.is_dir()
+                       and any(loader.detect(p) for loader in LOADERS))
+        if inner:
+            names = ", ".join(repr(str(p)) for p in inner[:3]) + (", ..." if len(inner) > 3 else "")
+            one = "a dataset" if len(inner) == 1 else f"{len(inner)} datasets"
+            return f"{path}: not a dataset itself but holds {one} ({names}); pass {'it' if len(inner) == 1 else 'one of them'}."
+        images = sum(1 for p in entries if p.name.lower().endswith(IMAGE_SUFFIXES) and p.is_file())
+        if images:
+            noun = "image" if images == 1 else "images"
+            return f"{path}: the folder has {images} {noun} but no ground truth ({_GROUND_TRUTH_KINDS}); add one of them."
+    return f"{path}: not a dataset; looked for {looked_for}."
 
 
 # folder and file names that say nothing about the dataset: the name comes from the folder above them

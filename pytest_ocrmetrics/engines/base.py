@@ -6,11 +6,15 @@ pytest; heavy backends are imported inside the adapter that needs them.
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Iterator, Mapping, Protocol, runtime_checkable
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.documents import Document, sniff_image_format
 
 __all__ = [
     "Box",
@@ -21,6 +25,10 @@ __all__ = [
     "EngineSpec",
     "EngineError",
     "require_image_file",
+    "read_image",
+    "with_image_bytes",
+    "image_temp_file",
+    "image_decode_problem",
     "EngineUnavailable",
     "EngineOptionError",
 ]
@@ -116,13 +124,21 @@ EngineFactory = Callable[[str | None, Mapping[str, str]], OcrEngine]
 
 @dataclass(frozen=True)
 class EngineSpec:
-    """A registered engine: its name, factory, valid setting keys and a one-line description."""
+    """A registered engine: its name, factory, valid setting keys and a one-line description.
+
+    ``check`` (optional) validates ``(arg, settings)`` the way the factory would, cheaply: no engine created, no heavy
+    library imported, no binary run. It runs at startup and raises
+    :class:`EngineOptionError` for a bad value, a missing required setting or a missing folder, so those are one
+    usage error instead of an error in every test; a missing binary or package is left to the factory
+    (:class:`EngineUnavailable`, a skip).
+    """
 
     name: str
     factory: EngineFactory
     options: Mapping[str, str] = field(default_factory=dict)  # setting key -> one-line help
     description: str = ""
     install_hint: str = ""
+    check: Callable[[str | None, Mapping[str, str]], object] | None = None
 
 
 class EngineError(RuntimeError):
@@ -130,11 +146,70 @@ class EngineError(RuntimeError):
 
 
 def require_image_file(document: Document) -> Path:
-    """The document's image path for an engine to read; a missing image is an :class:`EngineError`."""
+    """The document's image path; a missing image is an :class:`EngineError`.
+
+    Only for a backend that must open the file itself and where reading a copy will not do: the file is not checked
+    to be an image and may differ from the bytes the output cache hashed. Prefer :func:`read_image`.
+    """
     try:
         return document.image_file()
     except FileNotFoundError as exc:
         raise EngineError(str(exc)) from None
+
+
+def read_image(document: Document) -> bytes:
+    """The bytes an engine recognises: ``document.image_bytes()`` (the bytes already read when the document carries
+    them, so they are the ones the output cache hashed), checked to be an image.
+
+    A missing or unreadable image, or a file that is not an image (a text file named ``x.png``), is an
+    :class:`EngineError` naming the file and the document. Engines read images only through this function (or
+    :func:`with_image_bytes`), never from ``document.image_path``.
+    """
+    try:
+        return document.image_bytes()
+    except OSError as exc:
+        raise EngineError(str(exc)) from None
+
+
+def with_image_bytes(document: Document) -> Document:
+    """``document`` carrying its image bytes (read and checked once); an :class:`EngineError` as for :func:`read_image`."""
+    try:
+        return document.with_image_bytes()
+    except OSError as exc:
+        raise EngineError(str(exc)) from None
+
+
+def image_decode_problem(exc: BaseException, data: bytes) -> str:
+    """What went wrong decoding ``data`` (an image read into memory), for an error message naming the file.
+
+    Pillow names the in-memory buffer (``cannot identify image file <_io.BytesIO object at 0x...>``), which tells a
+    user nothing; this says what the file looked like instead.
+    """
+    text = re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "", str(exc)).strip()
+    if not text or text == "cannot identify image file":
+        kind = sniff_image_format(data[:16])
+        return (f"it starts like a {kind} file but cannot be decoded (damaged, or a variant the decoder does not "
+                "support)" if kind else "it cannot be decoded as an image")
+    return f"{type(exc).__name__}: {text}"
+
+
+@contextmanager
+def image_temp_file(data: bytes, *, suffix: str = "") -> Iterator[Path]:
+    """A private temporary file holding exactly ``data``, for a backend that only reads paths; removed afterwards.
+
+    Giving such a backend these bytes instead of the dataset's path keeps the image it reads the one that was
+    checked and hashed; re-encoding through Pillow instead would change JPEG pixels and thus the output.
+    """
+    fd, name = tempfile.mkstemp(prefix="ocrmetrics-", suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        yield Path(name)
+    finally:
+        try:
+            os.unlink(name)
+        except OSError:
+            pass
 
 
 class EngineUnavailable(RuntimeError):

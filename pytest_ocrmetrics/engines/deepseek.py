@@ -42,7 +42,9 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
-    require_image_file,
+    image_decode_problem,
+    image_temp_file,
+    read_image,
     EngineError,
     EngineOptionError,
     EngineSpec,
@@ -50,7 +52,7 @@ from pytest_ocrmetrics.engines.base import (
     OcrOutput,
 )
 from pytest_ocrmetrics.engines.deepseek_postprocess import BOX_GRID, parse_deepseek_output
-from pytest_ocrmetrics.engines.openai_compat import ChatAnswer, ChatCompletionsEngine
+from pytest_ocrmetrics.engines.openai_compat import ChatAnswer, ChatCompletionsEngine, chat_completions_url
 from pytest_ocrmetrics.engines.settings import (
     api_key_from_env,
     bool_setting,
@@ -427,13 +429,18 @@ class DeepSeekTransformersEngine(_LocalModelEngine):
 
 
 def _load_rgb(document: Document) -> Any:
+    import io
+
     from PIL import Image
 
+    data = read_image(document)  # the checked bytes the output cache hashed
     try:
-        with Image.open(document.image_path) as image:  # type: ignore[arg-type]
+        with Image.open(io.BytesIO(data)) as image:
             return image.convert("RGB")
     except (OSError, ValueError) as exc:
-        raise EngineError(f"cannot read image {document.image_path} of document {document.id!r}: {exc}") from None
+        raise EngineError(
+            f"cannot read image {str(document.image_path)!r} of document {document.id!r}: {image_decode_problem(exc, data)}"
+        ) from None
 
 
 # -- transformers, remote code ----------------------------------------------------------------------------------------
@@ -496,11 +503,13 @@ class DeepSeekRemoteCodeEngine(_LocalModelEngine):
 
     def recognize(self, document: Document) -> OcrOutput:
         tokenizer, model = self._ensure_loaded()
-        image_path = require_image_file(document)
+        image_bytes = read_image(document)  # infer() reads a path: give it a private copy of the checked bytes
+        suffix = (document.image_path or Path(document.id)).suffix
         import torch
 
         started = time.perf_counter()
-        with self._lock, torch.no_grad(), tempfile.TemporaryDirectory(prefix="ocrmetrics-deepseek-") as output_path:
+        with self._lock, torch.no_grad(), tempfile.TemporaryDirectory(prefix="ocrmetrics-deepseek-") as output_path, \
+                image_temp_file(image_bytes, suffix=suffix) as image_path:
             try:
                 raw = model.infer(
                     tokenizer,
@@ -559,8 +568,13 @@ _BACKEND_ONLY = {
 }
 
 
-def create_deepseek_engine(arg: str | None, options: Mapping[str, str]) -> Any:
-    """The factory behind ``--ocr-engine=deepseek[:BACKEND]``."""
+def check_deepseek_settings(arg: str | None, options: Mapping[str, str]) -> tuple[str, dict[str, Any]]:
+    """The backend and the engine's arguments for ``deepseek[:BACKEND]`` and its settings, every value checked.
+
+    Cheap (torch and transformers are not imported, no request sent), so it runs at startup: a bad backend, a
+    setting of another backend or a bad value is one usage error. Missing packages are found when the engine is
+    created (its tests are skipped).
+    """
     settings = normalise_settings("deepseek", options, _DEEPSEEK_OPTIONS)
     backend = (settings.get("backend") or arg or ("server" if settings.get("base_url") else "transformers")).strip()
     if backend not in BACKENDS:
@@ -582,10 +596,14 @@ def create_deepseek_engine(arg: str | None, options: Mapping[str, str]) -> Any:
                 "deepseek.backend=server needs deepseek.base_url, e.g. --ocr-engine-option "
                 "deepseek.base_url=http://127.0.0.1:8000/v1"
             )
+        try:
+            chat_completions_url(settings["base_url"])
+        except EngineOptionError as exc:
+            raise EngineOptionError(f"deepseek.{exc}") from None
         vllm_xargs = (
             json_object_setting("deepseek", settings, "vllm_xargs") if "vllm_xargs" in settings else DEFAULT_VLLM_XARGS
         )
-        return DeepSeekServerEngine(
+        return backend, dict(
             base_url=settings["base_url"],
             model=settings.get("model") or DEFAULT_SERVER_MODEL,
             prompt=prompt,
@@ -606,17 +624,19 @@ def create_deepseek_engine(arg: str | None, options: Mapping[str, str]) -> Any:
                 "deepseek.backend=remote-code runs Python code that ships with the model; opt in with "
                 "--ocr-engine-option deepseek.trust_remote_code=true (only for a model source you trust)"
             )
-        _require_torch_transformers(backend)
-        return DeepSeekRemoteCodeEngine(
+        mode = settings.get("mode", "gundam")
+        if mode.strip().lower() not in RESOLUTION_MODES:
+            names = ", ".join(name.capitalize() for name in RESOLUTION_MODES)
+            raise EngineOptionError(f"deepseek.mode must be one of {names}, got {mode!r}")
+        return backend, dict(
             model=settings.get("model") or DEFAULT_REMOTE_CODE_MODEL,
             prompt=prompt,
-            mode=settings.get("mode", "gundam"),
+            mode=mode,
             device=device,
             revision=settings.get("revision") or None,
             local_files_only=local_files_only,
         )
-    _require_torch_transformers(backend)
-    return DeepSeekTransformersEngine(
+    return backend, dict(
         model=settings.get("model") or DEFAULT_NATIVE_MODEL,
         prompt=prompt,
         max_tokens=max_tokens,
@@ -627,9 +647,21 @@ def create_deepseek_engine(arg: str | None, options: Mapping[str, str]) -> Any:
     )
 
 
+def create_deepseek_engine(arg: str | None, options: Mapping[str, str]) -> Any:
+    """The factory behind ``--ocr-engine=deepseek[:BACKEND]`` (see :func:`check_deepseek_settings`)."""
+    backend, arguments = check_deepseek_settings(arg, options)
+    if backend == "server":
+        return DeepSeekServerEngine(**arguments)
+    _require_torch_transformers(backend)
+    if backend == "remote-code":
+        return DeepSeekRemoteCodeEngine(**arguments)
+    return DeepSeekTransformersEngine(**arguments)
+
+
 DEEPSEEK_SPEC = EngineSpec(
     name="deepseek",
     factory=create_deepseek_engine,
+    check=check_deepseek_settings,
     options=_DEEPSEEK_OPTIONS,
     description="DeepSeek-OCR / DeepSeek-OCR-2: vLLM-compatible server, transformers (native) or the model's own code",
     install_hint="server backend: no extra package (set deepseek.base_url); local backends: pip install torch 'transformers>=5'",

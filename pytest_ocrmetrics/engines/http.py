@@ -4,7 +4,9 @@ Remote OCR engines (vision-language models behind vLLM, SGLang, Ollama or a host
 the server is overloaded (HTTP 429), restarting (502/503), slow (timeouts) or gone (connection refused).
 :class:`JsonHttpClient` turns all of that into one policy:
 
-* a per-request timeout, so no request waits forever;
+* a per-request timeout, so no request waits forever: it is a total deadline for connecting, sending and reading
+  the whole answer (a server that trickles its headers or body one byte a second is cut off when the time is up,
+  however often a byte arrives), not a limit per socket read;
 * retries with exponential backoff and full jitter on 429, 5xx and connection errors, honouring ``Retry-After``;
 * an immediate, clear :class:`~pytest_ocrmetrics.engines.base.EngineError` for anything else (400, 401, 404, a body
   that is not JSON), naming the URL and the status, with the first part of the server's answer;
@@ -15,7 +17,9 @@ the server is overloaded (HTTP 429), restarting (502/503), slow (timeouts) or go
 The standard library is enough here: requests are few and large (one image each), so connection pooling would not
 change the numbers, and remote engines stay usable without any extra dependency.
 
-Secrets: the ``Authorization`` header is sent but never appears in an error message or ``repr``.
+Secrets: the ``Authorization`` header is sent but never appears in an error message or ``repr``; a server that
+echoes it (or the key alone) in an error body has it replaced by ``[redacted]`` (:meth:`JsonHttpClient.redact`)
+before the message reaches any report or the terminal.
 
 Example::
 
@@ -30,6 +34,7 @@ from __future__ import annotations
 import email.utils
 import json
 import random
+import re
 import socket
 import threading
 import time
@@ -46,6 +51,10 @@ RETRYABLE_STATUS: frozenset[int] = frozenset({408, 425, 429, 500, 502, 503, 504}
 """HTTP statuses worth retrying: the request was fine, the server was not ready for it (all 5xx are retried too)."""
 
 _BODY_EXCERPT = 300
+_READ_CHUNK = 65536
+_SECRET_HEADERS = ("authorization", "proxy-authorization", "api-key", "x-api-key")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[^\s\"',;]+")
+REDACTED = "[redacted]"
 
 
 @dataclass(frozen=True)
@@ -120,9 +129,149 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def _excerpt(data: bytes) -> str:
-    text = data.decode("utf-8", errors="replace").strip().replace("\n", " ")
+def _excerpt(text: str) -> str:
+    text = text.strip().replace("\n", " ")
     return text if len(text) <= _BODY_EXCERPT else text[:_BODY_EXCERPT] + "…"
+
+
+def redact_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with every value in ``secrets`` and every ``Bearer <token>`` / ``Basic <token>`` replaced.
+
+    >>> redact_secrets('{"error": "bad key sk-123 in Authorization: Bearer sk-123"}', ("sk-123",))
+    '{"error": "bad key [redacted] in Authorization: Bearer [redacted]"}'
+    """
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return _BEARER.sub(lambda match: f"{match.group(1)} {REDACTED}", text)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in recv() on this socket
+    except OSError:
+        pass
+
+
+class _Deadline:
+    """The total time limit of one request, headers and body together.
+
+    ``urlopen``'s timeout bounds each socket operation, so a server sending one byte at a time could hold a request
+    forever. A watchdog timer shuts the connection's socket down when the time is up (the connection registers its
+    socket through :data:`_CURRENT` as soon as it has one), and the body is read with at most one system call per
+    step, the socket's timeout set to the time left before each.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        self.fired = threading.Event()
+        self.in_body = False  # the headers have arrived
+        self.received = 0  # body bytes read so far
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+        if self.fired.is_set():
+            _shutdown(sock)
+
+    def _expire(self) -> None:
+        self.fired.set()
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shutdown(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+_CURRENT = threading.local()  # .deadline: the _Deadline of the request this thread is sending
+
+
+def _watch_connection(sock: socket.socket | None) -> None:
+    deadline = getattr(_CURRENT, "deadline", None)
+    if deadline is not None and sock is not None:
+        deadline.watch(sock)
+
+
+def _default_opener() -> Callable[..., Any]:
+    """``urlopen`` whose connections put their sockets under the current request's :class:`_Deadline`."""
+    import http.client
+
+    class WatchedHTTPConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            _watch_connection(self.sock)
+
+    class WatchedHTTPSConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            _watch_connection(self.sock)
+
+    class HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> Any:
+            return self.do_open(WatchedHTTPConnection, req)
+
+    class HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> Any:
+            return self.do_open(WatchedHTTPSConnection, req, context=self._context)
+
+    return urllib.request.build_opener(HTTPHandler, HTTPSHandler).open
+
+
+def _socket_of(response: Any) -> socket.socket | None:
+    """The socket under a ``urlopen`` response or HTTPError (None for a stand-in without one)."""
+    for _ in range(3):
+        sock = getattr(getattr(response, "raw", None), "_sock", None)
+        if isinstance(sock, socket.socket):
+            return sock
+        response = getattr(response, "fp", None)
+        if response is None:
+            return None
+    return None
+
+
+class _DeadlinePassed(Exception):
+    pass
+
+
+def read_body(response: Any, deadline: _Deadline) -> bytes:
+    """Read the whole body of ``response`` before ``deadline`` passes; :class:`_DeadlinePassed` otherwise."""
+    read = getattr(response, "read1", None)
+    if read is None:  # a stand-in opener's answer (tests): nothing to bound
+        return bytes(response.read())
+    deadline.in_body = True
+    sock = _socket_of(response)
+    chunks: list[bytes] = []
+    while True:
+        remaining = deadline.remaining()
+        if remaining <= 0 or deadline.fired.is_set():
+            raise _DeadlinePassed()
+        if sock is not None:
+            sock.settimeout(remaining)
+        try:
+            chunk = read(_READ_CHUNK)
+        except (socket.timeout, TimeoutError):  # the socket waited for exactly the time that was left
+            raise _DeadlinePassed() from None
+        except (OSError, *http_client_errors()):
+            if deadline.fired.is_set():  # the watchdog shut the socket down mid-read
+                raise _DeadlinePassed() from None
+            raise
+        if deadline.fired.is_set():
+            raise _DeadlinePassed()
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        deadline.received += len(chunk)
 
 
 class JsonHttpClient:
@@ -153,13 +302,27 @@ class JsonHttpClient:
         self._cancelled = threading.Event()
         self._dead_lock = threading.Lock()
         self._dead_reason: str | None = None
-        self._open = opener or urllib.request.urlopen
+        self._open = opener or _default_opener()
         self._wait = wait or self._cancelled.wait  # returns True when cancelled during the wait
         self.requests_sent = 0
         self.retries_done = 0
+        secrets: list[str] = []
+        for name, value in self._headers.items():
+            if name.lower() in _SECRET_HEADERS and value.strip():
+                scheme, _, token = value.strip().partition(" ")
+                has_scheme = token.strip() and scheme.lower() in ("bearer", "basic", "token")
+                secrets.append(token.strip() if has_scheme else value.strip())  # "Bearer [redacted]" stays readable
+        self._secrets = tuple(sorted(set(secrets), key=len, reverse=True))
 
     def __repr__(self) -> str:
         return f"JsonHttpClient(timeout_s={self.timeout_s}, retry={self.retry!r})"
+
+    def redact(self, text: str) -> str:
+        """``text`` with this client's secrets (the API key, alone or as ``Bearer <key>``) replaced by ``[redacted]``.
+
+        Every error message the client builds passes through here; engines use it for messages that quote an answer.
+        """
+        return redact_secrets(text, self._secrets)
 
     # -- cancellation ---------------------------------------------------------------------------------------------
 
@@ -189,6 +352,15 @@ class JsonHttpClient:
 
     def _request(self, method: str, url: str, data: bytes | None) -> JsonResponse:
         started = time.monotonic()
+        try:
+            return self._attempts(method, url, data, started)
+        except EngineError as exc:  # one place that keeps the API key out of every message
+            message = self.redact(str(exc))
+            if message != str(exc):
+                exc.args = (message,)
+            raise
+
+    def _attempts(self, method: str, url: str, data: bytes | None, started: float) -> JsonResponse:
         with self._dead_lock:
             dead_reason = self._dead_reason
         max_attempts = 1 if dead_reason else self.retry.retries + 1
@@ -240,19 +412,38 @@ class JsonHttpClient:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         self.requests_sent += 1
+        deadline = _Deadline(self.timeout_s)
+        _CURRENT.deadline = deadline
+        try:
+            return self._send(request, deadline)
+        finally:
+            _CURRENT.deadline = None
+            deadline.cancel()
+
+    def _send(self, request: urllib.request.Request, deadline: _Deadline) -> tuple[int, Any]:
+        method, url = request.get_method(), request.full_url
+
+        def timeout() -> _Retryable:
+            if deadline.in_body:
+                return _Retryable(f"no complete answer within {self.timeout_s:g} s (timeout; the server was still "
+                                  f"sending after {deadline.received} bytes of the body)")
+            return _Retryable(f"no answer within {self.timeout_s:g} s (timeout)")
+
         try:
             with self._open(request, timeout=self.timeout_s) as response:
                 status = int(response.status)
-                raw = response.read()
+                raw = read_body(response, deadline)
+        except _DeadlinePassed:
+            raise timeout() from None
         except urllib.error.HTTPError as exc:
             try:
-                raw = exc.read()
-            except (OSError, AttributeError):
+                raw = read_body(exc, deadline)
+            except (OSError, AttributeError, _DeadlinePassed, *http_client_errors()):
                 raw = b""
             finally:
                 exc.close()
             status = int(exc.code)
-            reason = f"HTTP {status}: {_excerpt(raw) or exc.reason}"
+            reason = f"HTTP {status}: {_excerpt(self.redact(raw.decode('utf-8', errors='replace'))) or exc.reason}"
             if status in (401, 403):
                 reason += " (check the API key: the environment variable named by the engine's api_key_env setting)"
             if status in RETRYABLE_STATUS or status >= 500:
@@ -261,16 +452,19 @@ class JsonHttpClient:
             raise HttpStatusError(f"{method} {url} failed: {reason}", status) from None
         except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError, OSError) as exc:
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            if isinstance(reason, (socket.timeout, TimeoutError)):
-                raise _Retryable(f"no answer within {self.timeout_s:g} s (timeout)") from None
+            if deadline.fired.is_set() or isinstance(reason, (socket.timeout, TimeoutError)):
+                raise timeout() from None
             raise _Retryable(f"connection error: {reason}") from None
         except http_client_errors() as exc:  # a server that closed the connection mid-answer
+            if deadline.fired.is_set():  # no: the watchdog closed it
+                raise timeout() from None
             raise _Retryable(f"connection error: {type(exc).__name__}: {exc}") from None
         try:
             return status, json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            excerpt = _excerpt(self.redact(raw.decode("utf-8", errors="replace")))
             raise EngineError(
-                f"{method} {url} answered HTTP {status} with a body that is not JSON ({exc}): {_excerpt(raw)!r}"
+                f"{method} {url} answered HTTP {status} with a body that is not JSON ({exc}): {excerpt!r}"
             ) from None
 
 

@@ -49,6 +49,8 @@ from pytest_ocrmetrics.engines.base import (
     EngineSpec,
     EngineUnavailable,
     OcrOutput,
+    image_decode_problem,
+    read_image,
 )
 from pytest_ocrmetrics.engines.http import JsonHttpClient, RetryPolicy
 from pytest_ocrmetrics.engines.settings import (
@@ -127,12 +129,10 @@ def image_data_url(document: Document) -> str:
     """The document's image as a base64 ``data:`` URL.
 
     PNG, JPEG, GIF and WebP are sent as they are; anything else (TIFF, BMP, ...) is converted to PNG first (with
-    Pillow), since hosted APIs accept only those four.
+    Pillow), since hosted APIs accept only those four. A missing file, a file that is not an image or one Pillow
+    cannot decode is an :class:`EngineError` naming the file, the document and the problem.
     """
-    try:
-        data = document.image_bytes()
-    except OSError as exc:
-        raise EngineError(str(exc)) from None
+    data = read_image(document)  # the checked bytes the output cache hashed
     mime = _sniff_mime(data)
     if mime not in _WEB_IMAGE_TYPES:
         try:
@@ -147,7 +147,11 @@ def image_data_url(document: Document) -> str:
                 buffer = io.BytesIO()
                 image.save(buffer, format="PNG")
         except Exception as exc:  # noqa: BLE001 - any decoder error means the same thing here
-            raise EngineError(f"cannot read image {document.image_path} of document {document.id!r}: {exc}") from None
+            problem = image_decode_problem(exc, data)
+            raise EngineError(
+                f"cannot convert image {str(document.image_path)!r} of document {document.id!r} to PNG for the server: "
+                f"{problem}; check that the file is a complete, valid image"
+            ) from None
         data, mime = buffer.getvalue(), "image/png"
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
@@ -181,7 +185,8 @@ class ChatAnswer:
 class ChatCompletionsClient:
     """Sends chat-completions requests to one server and pulls the answer out of the response.
 
-    The API key lives only in the HTTP client's headers.
+    The API key lives only in the HTTP client's headers; every error message that quotes the server's answer passes
+    through :meth:`JsonHttpClient.redact`, so a server echoing the key never puts it in a report.
     """
 
     def __init__(self, base_url: str, *, api_key: str | None, timeout_s: float, retries: int) -> None:
@@ -201,17 +206,19 @@ class ChatCompletionsClient:
             message = choice.get("message") or {}
             content = message.get("content")
         except (KeyError, IndexError, TypeError, AttributeError):
-            excerpt = json.dumps(body)[:300]
+            excerpt = self.http.redact(json.dumps(body))[:300]
             raise EngineError(f"answer from {self.url} has no choices[0].message: {excerpt}") from None
         if isinstance(content, list):  # some servers answer with content parts
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
         if content is None:
             refusal = message.get("refusal")
             if refusal:
-                raise EngineError(f"the model at {self.url} refused: {refusal}")
+                raise EngineError(self.http.redact(f"the model at {self.url} refused: {refusal}"))
             content = ""
         if not isinstance(content, str):
-            raise EngineError(f"answer from {self.url} has a non-text message content: {json.dumps(content)[:300]}")
+            raise EngineError(
+                f"answer from {self.url} has a non-text message content: {self.http.redact(json.dumps(content))[:300]}"
+            )
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         return ChatAnswer(
             content=content,
@@ -468,21 +475,32 @@ _OPENAI_OPTIONS: dict[str, str] = {
 }
 
 
-def create_openai_engine(arg: str | None, options: Mapping[str, str]) -> OpenAIChatEngine:
-    """The factory behind ``--ocr-engine=openai[:MODEL]``."""
+def check_openai_settings(arg: str | None, options: Mapping[str, str]) -> dict[str, Any]:
+    """The :class:`OpenAIChatEngine` arguments for ``openai[:MODEL]`` and its settings, every value checked.
+
+    Cheap (no request sent), so it runs at startup: a missing ``openai.base_url`` or model, a URL that is not
+    http(s), a bad number or an unset API key variable is one usage error instead of an error in every test.
+    """
     settings = normalise_settings("openai", options, _OPENAI_OPTIONS)
-    model = settings.get("model") or arg
-    base_url = settings.get("base_url")
+    model = (settings.get("model") or "").strip() or arg
+    base_url = (settings.get("base_url") or "").strip()
     if not base_url:
         raise EngineOptionError(
             "engine openai needs a server: pass --ocr-engine-option openai.base_url=http://HOST:PORT/v1"
         )
+    try:
+        chat_completions_url(base_url)
+    except EngineOptionError as exc:
+        raise EngineOptionError(f"openai.{exc}") from None
     if not model:
         raise EngineOptionError(
             "engine openai needs a model name: pass --ocr-engine=openai:MODEL or --ocr-engine-option openai.model=MODEL "
             "(the name the server lists at BASE_URL/models)"
         )
-    return OpenAIChatEngine(
+    mode = (settings.get("mode") or "").strip() or "text"
+    if mode not in ("text", "fields"):
+        raise EngineOptionError(f"openai.mode must be 'text' or 'fields', got {settings['mode']!r}")
+    return dict(
         base_url=base_url,
         model=model,
         prompt=settings.get("prompt"),
@@ -493,13 +511,19 @@ def create_openai_engine(arg: str | None, options: Mapping[str, str]) -> OpenAIC
         extra_body=json_object_setting("openai", settings, "extra_body"),
         timeout_s=float_setting("openai", settings, "timeout", 120.0, positive=True, unit="seconds"),
         retries=int_setting("openai", settings, "retries", 3, minimum=0),
-        mode=settings.get("mode", "text"),
+        mode=mode,
     )
+
+
+def create_openai_engine(arg: str | None, options: Mapping[str, str]) -> OpenAIChatEngine:
+    """The factory behind ``--ocr-engine=openai[:MODEL]`` (see :func:`check_openai_settings`)."""
+    return OpenAIChatEngine(**check_openai_settings(arg, options))
 
 
 OPENAI_SPEC = EngineSpec(
     name="openai",
     factory=create_openai_engine,
+    check=check_openai_settings,
     options=_OPENAI_OPTIONS,
     description="any vision-language model behind an OpenAI-compatible /v1/chat/completions endpoint",
     install_hint="no extra package needed; start a server, e.g. vllm serve MODEL, and set openai.base_url",

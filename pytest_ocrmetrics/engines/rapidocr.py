@@ -41,7 +41,8 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
-    require_image_file,
+    image_decode_problem,
+    read_image,
     Box,
     EngineError,
     EngineOptionError,
@@ -52,7 +53,7 @@ from pytest_ocrmetrics.engines.base import (
 )
 from pytest_ocrmetrics.engines.settings import bool_setting, float_setting, int_setting
 
-__all__ = ["RapidOcrEngine", "RapidOcrSettings", "SPEC", "create", "reading_order", "INSTALL_PACKAGE"]
+__all__ = ["RapidOcrEngine", "RapidOcrSettings", "SPEC", "check", "create", "reading_order", "INSTALL_PACKAGE"]
 
 INSTALL_PACKAGE = 'pip install "pytest-ocrmetrics[rapidocr]"'
 
@@ -174,6 +175,19 @@ def _bundled_models() -> dict[str, tuple[Path, str | None]]:
     return models
 
 
+def _decode(data: bytes) -> Any:
+    """The image as rapidocr decodes a file path: opened with Pillow, EXIF orientation applied."""
+    import io
+
+    from PIL import Image, ImageOps
+
+    picture = Image.open(io.BytesIO(data))
+    try:
+        return ImageOps.exif_transpose(picture) or picture
+    except Exception:  # noqa: BLE001 - rapidocr ignores a broken EXIF block the same way
+        return picture
+
+
 class RapidOcrEngine:
     """RapidOCR with the bundled PP-OCR models; the RapidOCR object is built once (loading models is expensive).
 
@@ -268,14 +282,14 @@ class RapidOcrEngine:
         }
 
     def recognize(self, document: Document) -> OcrOutput:
-        image = require_image_file(document)
+        image_bytes = read_image(document)  # the checked bytes the output cache hashed, decoded from memory
+        image = document.image_path or Path(document.id)
         start = time.perf_counter()
         try:
-            result = self._ocr(str(image))
+            result = self._ocr(_decode(image_bytes))
         except Exception as exc:  # noqa: BLE001 - unreadable image, runtime error: this document errors
             raise EngineError(
-                f"rapidocr failed on {str(image)!r} (document {document.id!r}): "
-                f"{type(exc).__name__}: {exc}"
+                f"rapidocr failed on {str(image)!r} (document {document.id!r}): {image_decode_problem(exc, image_bytes)}"
             ) from None
         elapsed = time.perf_counter() - start
         texts = list(getattr(result, "txts", None) or ())
@@ -316,16 +330,26 @@ class RapidOcrEngine:
         self._ocr = None
 
 
-def create(arg: str | None, options: Mapping[str, str]) -> RapidOcrEngine:
-    """Factory for ``--ocr-engine=rapidocr`` (takes no ``:ARG``)."""
+def check(arg: str | None, options: Mapping[str, str]) -> RapidOcrSettings:
+    """The settings of ``--ocr-engine=rapidocr`` (which takes no ``:ARG``), every value checked.
+
+    Cheap (rapidocr and onnxruntime are not imported), so it runs at startup: ``rapidocr.text_score=abc`` is one
+    usage error. A missing package or model is found when the engine is created (its tests are skipped).
+    """
     if arg:
         raise EngineOptionError(f"rapidocr takes no argument after ':' (got {arg!r}); use rapidocr.KEY=VALUE settings")
-    return RapidOcrEngine(RapidOcrSettings.from_options(options))
+    return RapidOcrSettings.from_options(options)
+
+
+def create(arg: str | None, options: Mapping[str, str]) -> RapidOcrEngine:
+    """Factory for ``--ocr-engine=rapidocr`` (see :func:`check`)."""
+    return RapidOcrEngine(check(arg, options))
 
 
 SPEC = EngineSpec(
     name="rapidocr",
     factory=create,
+    check=check,
     options={
         "use_cls": "run the text-line orientation classifier (default false: it flips upright lines)",
         "text_score": "drop lines whose recognition score is below this (default 0.5)",

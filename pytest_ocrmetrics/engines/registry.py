@@ -18,6 +18,7 @@ from importlib import metadata
 from typing import Any, Iterable, Mapping
 
 from pytest_ocrmetrics.engines.base import EngineOptionError, EngineSpec, OcrEngine
+from pytest_ocrmetrics.engines.settings import did_you_mean
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -168,7 +169,8 @@ class EngineRegistry:
             return spec
         if name in self._failed_entry_points:
             raise UnknownEngineError(self._failed_entry_points[name])
-        message = f"unknown OCR engine {name!r}; registered engines: {', '.join(self.names()) or '(none)'}"
+        message = (f"unknown OCR engine {name!r}{did_you_mean(name, self.names())}; "
+                   f"registered engines: {', '.join(self.names()) or '(none)'}")
         if self._failed_entry_points:
             message += f" (entry points that failed to load: {', '.join(sorted(self._failed_entry_points))})"
         raise UnknownEngineError(message)
@@ -179,10 +181,27 @@ class EngineRegistry:
         spec = self.get(name)
         unknown = [key for key in options if key not in spec.options]
         if unknown:
-            valid = ", ".join(f"{name}.{key}" for key in sorted(spec.options)) or "none (this engine has no settings)"
+            keys = [f"{name}.{key}" for key in sorted(spec.options)]
+            valid = ", ".join(keys) or "none (this engine has no settings)"
             raise EngineOptionError(
-                f"unknown setting {name}.{unknown[0]}; valid settings of engine {name!r}: {valid}"
+                f"unknown setting {name}.{unknown[0]}{did_you_mean(unknown[0], spec.options, prefix=name + '.')}; "
+                f"valid settings of engine {name!r}: {valid}"
             )
+        return spec
+
+    def check(self, engine_arg: str, options: Mapping[str, str] | None = None) -> EngineSpec:
+        """Check what the user typed (``replay:DIR``) and the engine's settings without creating the engine.
+
+        Unknown names and setting keys, and whatever the spec's ``check`` refuses (a bad value, a missing required
+        setting, a missing folder), raise :class:`~pytest_ocrmetrics.engines.base.EngineOptionError`: cheap enough
+        for startup, so these are one usage error instead of an error in every test. A missing binary or package
+        is not checked here (creating the engine finds it, and its tests are skipped).
+        """
+        name, arg = split_engine_arg(engine_arg)
+        options = dict(options or {})
+        spec = self.check_options(name, options)
+        if spec.check is not None:
+            spec.check(arg, options)
         return spec
 
     def create(self, engine_arg: str, options: Mapping[str, str] | None = None) -> OcrEngine:

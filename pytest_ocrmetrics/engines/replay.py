@@ -33,7 +33,7 @@ from pytest_ocrmetrics.datasets.sidecar import strip_trailing_newline
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineSpec, OcrOutput
 
-__all__ = ["ReplayEngine", "SPEC", "create"]
+__all__ = ["ReplayEngine", "SPEC", "check", "create"]
 
 _STRUCTURED_KEYS = frozenset({"fields", "confidence", "raw"})
 
@@ -146,9 +146,12 @@ class ReplayEngine:
         return None
 
 
-def create(arg: str | None, options: Mapping[str, str]) -> ReplayEngine:
-    """Factory: the directory from ``replay:DIR`` or the ``replay.dir`` setting (not both, unless equal)."""
-    option = options.get("dir")
+def check(arg: str | None, options: Mapping[str, str]) -> Path:
+    """The directory from ``replay:DIR`` or the ``replay.dir`` setting (not both, unless equal), checked to exist.
+
+    Cheap, so it runs at startup: a missing or mistyped folder is one usage error, not an error per document.
+    """
+    option = (options.get("dir") or "").strip() or None
     if arg and option and Path(arg) != Path(option):
         raise EngineOptionError(
             f"replay got two directories: {arg!r} from --ocr-engine=replay:DIR and {option!r} from replay.dir; "
@@ -156,13 +159,25 @@ def create(arg: str | None, options: Mapping[str, str]) -> ReplayEngine:
         )
     directory = arg or option
     if not directory:
-        raise EngineOptionError("replay needs a directory: --ocr-engine=replay:DIR or the setting replay.dir=DIR")
-    return ReplayEngine(directory)
+        raise EngineOptionError("replay needs a directory of predictions: pass --ocr-engine=replay:DIR "
+                                "or --ocr-engine-option=replay.dir=DIR")
+    path = Path(directory)
+    if not path.is_dir():
+        what = "is not a directory" if path.exists() else "does not exist"
+        raise EngineOptionError(f"replay directory {str(path)!r} {what}; pass --ocr-engine=replay:DIR with the folder "
+                                "of predictions (<id>.txt files)")
+    return path
+
+
+def create(arg: str | None, options: Mapping[str, str]) -> ReplayEngine:
+    """Factory: the directory from ``replay:DIR`` or the ``replay.dir`` setting (see :func:`check`)."""
+    return ReplayEngine(check(arg, options))
 
 
 SPEC = EngineSpec(
     name="replay",
     factory=create,
+    check=check,
     options={"dir": "directory of predictions (<id>.txt or <stem>.txt, optional .json); same as replay:DIR"},
     description="reads predictions made elsewhere from DIR/<id>.txt (or <stem>.txt) and optional .json fields",
 )

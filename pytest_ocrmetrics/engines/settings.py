@@ -15,15 +15,17 @@ pytest_ocrmetrics.engines.base.EngineOptionError: tesseract.psm must be a whole 
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
 import re
-from typing import Any, Mapping, TypeVar
+from typing import Any, Iterable, Mapping, TypeVar
 
 from pytest_ocrmetrics.engines.base import EngineOptionError
 
 __all__ = [
+    "did_you_mean",
     "normalise_settings",
     "int_setting",
     "float_setting",
@@ -37,6 +39,22 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
+def did_you_mean(typed: str, choices: Iterable[str], *, prefix: str = "") -> str:
+    """`` (did you mean 'X'?)`` for the choice closest to a typo, or an empty string when none is close.
+
+    ``prefix`` is put before the choice shown (``tesseract.`` for setting keys), not compared.
+
+    >>> did_you_mean("tesserct", ["replay", "tesseract"]), did_you_mean("pms", ["psm", "oem"]), did_you_mean("zz", ["psm"])
+    (" (did you mean 'tesseract'?)", " (did you mean 'psm'?)", '')
+    """
+    choices = list(choices)
+    lowered = {choice.lower(): choice for choice in choices}
+    close = difflib.get_close_matches(typed.lower(), list(lowered), n=1, cutoff=0.6)
+    if not close:  # a transposition in a short name ("pms") scores low on ratio; the same letters count as close
+        close = [c for c in lowered if sorted(c) == sorted(typed.lower())][:1]
+    return f" (did you mean {prefix + lowered[close[0]]!r}?)" if close else ""
+
+
 def normalise_settings(engine: str, options: Mapping[str, str], allowed: Mapping[str, str]) -> dict[str, str]:
     """Strip an ``ENGINE.`` prefix from setting keys and reject unknown ones with the list of valid keys.
 
@@ -48,7 +66,8 @@ def normalise_settings(engine: str, options: Mapping[str, str], allowed: Mapping
         short = key[len(engine) + 1 :] if key.startswith(engine + ".") else key
         if short not in allowed:
             valid = ", ".join(f"{engine}.{k}" for k in sorted(allowed))
-            raise EngineOptionError(f"unknown setting {engine}.{short} for engine {engine!r}; valid settings: {valid}")
+            raise EngineOptionError(f"unknown setting {engine}.{short}{did_you_mean(short, allowed, prefix=engine + '.')} for engine "
+                                    f"{engine!r}; valid settings: {valid}")
         settings[short] = value
     return settings
 

@@ -35,7 +35,8 @@ from typing import Any, Iterator, Mapping
 
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
-    require_image_file,
+    image_temp_file,
+    read_image,
     EngineError,
     EngineOptionError,
     EngineSpec,
@@ -45,7 +46,7 @@ from pytest_ocrmetrics.engines.base import (
 )
 from pytest_ocrmetrics.engines.settings import float_setting, int_setting
 
-__all__ = ["TesseractEngine", "SPEC", "create", "parse_tsv", "text_from_data", "INSTALL_BINARY", "INSTALL_PACKAGE"]
+__all__ = ["TesseractEngine", "SPEC", "check", "create", "parse_tsv", "text_from_data", "INSTALL_BINARY", "INSTALL_PACKAGE"]
 
 INSTALL_BINARY = "apt-get install tesseract-ocr (Debian/Ubuntu) or brew install tesseract (macOS)"
 INSTALL_PACKAGE = 'pip install "pytest-ocrmetrics[tesseract]"'
@@ -242,12 +243,15 @@ class TesseractEngine:
                 module.environ, module.tesseract_cmd = saved_env, saved_cmd
 
     def recognize(self, document: Document) -> OcrOutput:
-        image = require_image_file(document)
-        start = time.perf_counter()
-        with self._pytesseract_call() as pytesseract:
+        # the checked bytes (a text file named x.png would be read by tesseract as a list of image paths), given to
+        # the binary as a private copy: exactly the bytes the output cache hashed, not re-encoded
+        image_bytes = read_image(document)
+        image = document.image_path or Path(document.id)
+        with image_temp_file(image_bytes, suffix=image.suffix) as copy, self._pytesseract_call() as pytesseract:
+            start = time.perf_counter()
             try:
                 data = parse_tsv(pytesseract.image_to_data(
-                    str(image), lang=self.lang, config=self._command_config(),
+                    str(copy), lang=self.lang, config=self._command_config(),
                     timeout=self.timeout or 0, output_type=pytesseract.Output.STRING,
                 ))
             except pytesseract.TesseractNotFoundError:
@@ -289,25 +293,44 @@ class TesseractEngine:
         return None
 
 
+def check(arg: str | None, options: Mapping[str, str]) -> dict[str, Any]:
+    """The :class:`TesseractEngine` arguments for ``tesseract[:LANG]`` and its settings, every value checked.
+
+    Cheap (no binary run, pytesseract not imported), so it runs at startup: ``tesseract.psm=42`` is one usage error.
+    Whether the binary and the languages are installed is found when the engine is created (its tests are skipped).
+    """
+    timeout = float_setting("tesseract", options, "timeout", DEFAULT_TIMEOUT_S, minimum=0, unit="seconds")
+    lang_option = (options.get("lang") or "").strip()
+    if arg and lang_option and arg != lang_option:
+        raise EngineOptionError(f"tesseract got two languages: {arg!r} (tesseract:LANG) and {lang_option!r} "
+                                "(tesseract.lang); give one")
+    lang = lang_option or arg or "eng"
+    if not re.fullmatch(r"[\w.-]+(\+[\w.-]+)*", lang):
+        raise EngineOptionError(f"tesseract.lang must be language codes joined by '+', e.g. eng or deu+eng, got {lang!r}")
+    config = options.get("config", "")
+    try:
+        shlex.split(config)
+    except ValueError as exc:
+        raise EngineOptionError(f"tesseract.config {config!r} cannot be split into arguments: {exc}") from None
+    return {
+        "lang": lang,
+        "psm": int_setting("tesseract", options, "psm", None, minimum=0, maximum=13),
+        "oem": int_setting("tesseract", options, "oem", None, minimum=0, maximum=3),
+        "timeout": timeout,
+        "config": config,
+        "cmd": (options.get("cmd") or "").strip() or None,
+    }
+
+
 def create(arg: str | None, options: Mapping[str, str]) -> TesseractEngine:
     """Factory for ``--ocr-engine=tesseract`` (an argument after ``:`` is a language: ``tesseract:deu``)."""
-    timeout = float_setting("tesseract", options, "timeout", DEFAULT_TIMEOUT_S, minimum=0, unit="seconds")
-    lang = options.get("lang") or arg or "eng"
-    if arg and options.get("lang") and arg != options["lang"]:
-        raise EngineOptionError(f"tesseract got two languages: {arg!r} (tesseract:LANG) and {options['lang']!r}")
-    return TesseractEngine(
-        lang=lang,
-        psm=int_setting("tesseract", options, "psm", None, minimum=0, maximum=13),
-        oem=int_setting("tesseract", options, "oem", None, minimum=0, maximum=3),
-        timeout=timeout,
-        config=options.get("config", ""),
-        cmd=options.get("cmd") or None,
-    )
+    return TesseractEngine(**check(arg, options))
 
 
 SPEC = EngineSpec(
     name="tesseract",
     factory=create,
+    check=check,
     options={
         "lang": "language(s), e.g. eng (default), deu, deu+eng",
         "psm": "page segmentation mode 0..13 (6 = one block of text, 7 = one line)",

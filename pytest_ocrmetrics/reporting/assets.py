@@ -35,6 +35,7 @@ h3 { font-size: 14.5px; margin: 14px 0 6px; }
 .verdict { display: inline-block; padding: 3px 10px; border-radius: 12px; font-weight: 600; font-size: 13px; }
 .verdict.ok { background: #dafbe1; color: var(--good); }
 .verdict.fail { background: #ffebe9; color: var(--bad); }
+.verdict.interrupted { background: #fff8c5; color: var(--warn); }
 .toolbar { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 14px; margin: 6px 0; font-size: 13px; }
 .toolbar label { white-space: nowrap; }
 .toolbar fieldset { border: 1px solid var(--line); border-radius: 6px; padding: 2px 8px; margin: 0; }
@@ -152,6 +153,8 @@ JS = """
   }
   function csvField(value) {
     value = String(value);
+    // text that a spreadsheet would evaluate as a formula gets a leading ' (numbers such as -0.5 stay numbers)
+    if (/^[=+\\-@\\t\\r]/.test(value) && !isFinite(Number(value))) value = "'" + value;
     return /[",\\n\\r]/.test(value) ? '"' + value.replace(/"/g, '""') + '"' : value;
   }
   function tableCsv(table) {
@@ -233,6 +236,11 @@ JS = """
     Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
       row.hidden = needle !== '' && row.textContent.toLowerCase().indexOf(needle) === -1;
     });
+  });
+  // each page image is embedded once (in #images) and shown wherever a document refers to it
+  Array.prototype.forEach.call(document.querySelectorAll('img[data-image]'), function (img) {
+    var source = document.getElementById(img.getAttribute('data-image'));
+    if (source) img.src = source.getAttribute('src');
   });
   if (location.hash) openDocument(location.hash.slice(1));
 })();

@@ -7,9 +7,10 @@ nothing imports pytest.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping, Sequence, Union
 
-from pytest_ocrmetrics.gating import Gate, GateResult, doc_key, evaluate_gates, parse_gate
+from pytest_ocrmetrics.gating import Comparison, Gate, GateResult, doc_key, evaluate_gates, parse_gate
 from pytest_ocrmetrics.metrics.registry import METRICS
 
 __all__ = [
@@ -20,6 +21,10 @@ __all__ = [
     "primary_metric",
     "worst_first",
     "gate_results",
+    "RunVerdict",
+    "run_verdict",
+    "skipped_entries",
+    "collection_errors",
     "GateLike",
     "doc_key",
     "OUTCOME_ORDER",
@@ -126,3 +131,70 @@ def gate_results(gates: Sequence[GateLike] | None, run: Mapping[str, Any]) -> li
     if pending:
         results.extend(evaluate_gates(pending, run.get("summary", ())))
     return results
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """What a report's verdict line says: ``status`` is ``passed``, ``failed`` or ``interrupted``."""
+
+    status: str
+    text: str
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+
+def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
+                comparison: Comparison | None = None) -> RunVerdict:
+    """The verdict of a run for the HTML and Markdown reports: failed when a document failed or errored, a dataset
+    could not be loaded (the run's ``collection_errors``), a gate failed or the baseline comparison regressed;
+    ``interrupted`` (the run's ``"interrupted": true``) wins over both, since the documents not reached were never
+    checked.
+
+    >>> doc = {"id": "a", "dataset": "d", "engine": "e", "outcome": "failed"}
+    >>> run_verdict({"documents": [doc, {**doc, "outcome": "passed"}]}).text
+    'FAILED: 1 of 2 documents failed'
+    >>> run_verdict({"documents": [{**doc, "outcome": "passed"}], "interrupted": True}).text
+    'INTERRUPTED (the results so far): 1 document, none failed'
+    """
+    documents = list(run.get("documents") or ())
+    outcomes = [str(d.get("outcome")) for d in documents]
+    failed_docs, errored_docs = outcomes.count("failed"), outcomes.count("error")
+    bits = []
+    if failed_docs or errored_docs:
+        counts = [f"{n} {what}" for n, what in ((failed_docs, "failed"), (errored_docs, "errored")) if n]
+        bits.append(f"{' and '.join(counts)} of {len(documents)} documents" if len(counts) > 1
+                    else f"{counts[0].split()[0]} of {len(documents)} documents {counts[0].split()[1]}")
+    broken = len(collection_errors(run))
+    if broken:
+        bits.append(f"{broken} dataset{'s' if broken != 1 else ''} could not be loaded")
+    failed_gates = sum(not r.passed for r in results)
+    if results:
+        bits.append(f"{failed_gates} of {len(results)} gates failed" if failed_gates
+                    else f"{len(results)} gate{'s' if len(results) != 1 else ''} passed")
+    if comparison is not None:
+        n_agg, n_doc = len(comparison.aggregate_regressions), len(comparison.regressions)
+        counts = [f"{n} {what} regression{'s' if n != 1 else ''}" for n, what in ((n_agg, "aggregate"),
+                                                                                  (n_doc, "document")) if n]
+        if getattr(comparison, "matched_nothing", False):
+            bits.append("the baseline matched no document of this run: nothing was compared")
+        else:
+            bits.append(" and ".join(counts) + " against the baseline" if counts
+                        else "no regression against the baseline")
+    if not bits:
+        bits.append(f"{len(documents)} document{'s' if len(documents) != 1 else ''}, none failed")
+    failed = bool(failed_docs or errored_docs or broken or failed_gates or (comparison is not None and comparison.exit_failed))
+    if run.get("interrupted"):
+        return RunVerdict("interrupted", "INTERRUPTED (the results so far): " + ", ".join(bits))
+    return RunVerdict("failed" if failed else "passed", ("FAILED: " if failed else "passed: ") + ", ".join(bits))
+
+
+def collection_errors(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The datasets that could not be loaded, each with its error message (the run's ``collection_errors``)."""
+    return [error for error in run.get("collection_errors") or () if isinstance(error, Mapping)]
+
+
+def skipped_entries(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The label-file lines and ground-truth entries skipped while loading (the run's ``skipped_entries``)."""
+    return [entry for entry in run.get("skipped_entries") or () if isinstance(entry, Mapping)]

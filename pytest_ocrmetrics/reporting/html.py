@@ -8,10 +8,14 @@ What it shows, top to bottom:
 - a character confusion heatmap per engine x dataset,
 - every document in a sortable table, worst first, and the worst ``max_details`` documents expandable to a
   side-by-side view of reference and output with exact / fuzzy / unmatched words highlighted, the page image as a
-  thumbnail and the document's baseline deltas.
+  thumbnail (each page image is embedded once and referenced by every engine's view of it) and the document's
+  baseline deltas,
+- the verdict (failed and errored documents, datasets that could not be loaded, gates, regressions; interrupted
+  runs are marked), the datasets that could not be loaded and the label-file lines skipped while loading.
 
 OCR output is untrusted input: every piece of text from the run (output, ground truth, ids, engine and dataset
-names, messages, paths) goes through :func:`html.escape`, no inline JSON is emitted, and a Content-Security-Policy
+names, messages, paths) goes through :func:`html.escape`, with control characters shown as marks (``␀``, ``␛``,
+``⟨RLO⟩``: :mod:`~pytest_ocrmetrics.reporting.safe_text`), no inline JSON is emitted, and a Content-Security-Policy
 allows only the report's own script and stylesheet (by hash) and ``data:`` images, so nothing is fetched.
 
 >>> from pytest_ocrmetrics.reporting.html import render_html
@@ -39,6 +43,8 @@ from pytest_ocrmetrics.reporting.assets import CSS, JS, csp_hash
 from pytest_ocrmetrics.reporting.common import (
     VERDICT_ORDER,
     GateLike,
+    RunVerdict,
+    collection_errors,
     direction_arrow,
     doc_key,
     format_delta,
@@ -46,9 +52,12 @@ from pytest_ocrmetrics.reporting.common import (
     gate_results,
     primary_metric,
     run_metrics,
+    run_verdict,
+    skipped_entries,
     worst_first,
 )
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
+from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_html", "write_html", "image_data_url"]
 
@@ -57,14 +66,16 @@ MAX_TEXT_CHARS = 20_000  # per text in a detail view
 MAX_CHANGE_ROWS = 500  # per table of document regressions / improvements
 SUMMARY_METRICS = 4  # metrics named on a closed detail view's summary line
 CONFUSION_PAIRS = 24  # most frequent (reference, output) pairs per confusion heatmap
+MAX_SKIPPED_ENTRIES = 50  # skipped label-file lines listed (all are counted)
 _RAW_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                     ".webp": "image/webp"}
 _MAX_RAW_IMAGE_BYTES = 1_500_000
 
 
 def e(value: Any) -> str:
-    """Escape anything for HTML text and attribute values."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Escape anything for HTML text and attribute values; control characters other than line breaks and tabs are
+    shown as marks (:func:`~pytest_ocrmetrics.reporting.safe_text.show_controls`), never written raw."""
+    return html.escape(show_controls("" if value is None else str(value), keep="\n\t"), quote=True)
 
 
 def _num(value: float | None) -> str:
@@ -157,7 +168,7 @@ def _resolve_image(value: str, image_root: Path | None) -> Path:
 # ------------------------------------------------------------------------------------------------------ pieces
 
 
-def _header(run: Mapping[str, Any], title: str, verdict: tuple[bool, str] | None) -> str:
+def _header(run: Mapping[str, Any], title: str, verdict: RunVerdict) -> str:
     env = run.get("environment", {}) or {}
     norm = run.get("normalization", {}) or {}
     engines = env.get("engines", {}) or {}
@@ -176,10 +187,8 @@ def _header(run: Mapping[str, Any], title: str, verdict: tuple[bool, str] | None
         ("platform", env.get("platform")),
     ]
     meta = "".join(f"<span>{e(k)} <b>{e(v)}</b></span>" for k, v in items if v)
-    badge = ""
-    if verdict is not None:
-        ok, text = verdict
-        badge = f' <span class="verdict {"ok" if ok else "fail"}" id="verdict">{e(text)}</span>'
+    css = {"passed": "ok", "failed": "fail"}.get(verdict.status, "interrupted")
+    badge = f' <span class="verdict {css}" id="verdict">{e(verdict.text)}</span>'
     return f'<header class="top"><h1>{e(title)}{badge}</h1><div class="meta">{meta}</div></header>'
 
 
@@ -423,6 +432,31 @@ def _confusions_section(documents: Sequence[Mapping[str, Any]]) -> str:
             f'insertion), \u2423 a space, \u23ce a line break.</p><div class="grid2">{tables}</div></section>')
 
 
+def _collection_errors_section(run: Mapping[str, Any]) -> str:
+    """The datasets that could not be loaded, with their error messages."""
+    errors = collection_errors(run)
+    if not errors:
+        return ""
+    items = "".join(f'<li><b>{e(error.get("dataset"))}</b><pre class="message">{e(error.get("message"))}</pre></li>'
+                    for error in errors)
+    return (f'<section id="collection-errors"><h2>Datasets that could not be loaded ({len(errors)})</h2>'
+            f'<p class="note">Their documents are in no table of this report.</p><ul>{items}</ul></section>')
+
+
+def _skipped_section(run: Mapping[str, Any]) -> str:
+    """The label-file lines and ground-truth entries skipped while loading, the first ``MAX_SKIPPED_ENTRIES``."""
+    entries = skipped_entries(run)
+    if not entries:
+        return ""
+    items = "".join(f"<li>{e(entry.get('dataset'))}: <code>{e(entry.get('source'))}</code>: {e(entry.get('reason'))}</li>"
+                    for entry in entries[:MAX_SKIPPED_ENTRIES])
+    more = (f'<p class="note">{len(entries) - MAX_SKIPPED_ENTRIES} more not listed here; the JSON run file '
+            f'(<code>skipped_entries</code>) has all of them.</p>' if len(entries) > MAX_SKIPPED_ENTRIES else "")
+    return (f'<section id="skipped"><h2>Skipped ground-truth entries ({len(entries)})</h2><p class="note">Lines of '
+            f'label files and ground-truth entries left out while loading: these documents were not checked.</p>'
+            f'<ul>{items}</ul>{more}</section>')
+
+
 def _documents_section(
     ordered: Sequence[Mapping[str, Any]], metrics: list[str], primary: str | None, comparison: Comparison | None,
     changes: ChangeClasses, max_details: int, max_rows: int,
@@ -492,6 +526,7 @@ _LEGEND = ('<div class="legend"><span class="sw w-exact">exact</span> word found
 def _detail(
     rank: int, doc: Mapping[str, Any], metrics: list[str], comparison: Comparison | None, changes: ChangeClasses,
     image_root: Path | None, thumbnail_pixels: int, with_image: bool, word_options: Mapping[str, Any],
+    images: dict[Path, tuple[str | None, str | None, str | None]],
 ) -> str:
     key = doc_key(doc)
     doc_metrics = doc.get("metrics") or {}
@@ -508,9 +543,13 @@ def _detail(
     if not with_image:
         side.append('<div class="missing-image">image left out to keep the report small</div>')
     elif image:
-        url, note = image_data_url(_resolve_image(str(image), image_root), max_pixels=thumbnail_pixels)
-        if url:
-            side.append(f'<img class="thumb" src="{e(url)}" alt="{e(doc["id"])}" title="click to enlarge">')
+        path = _resolve_image(str(image), image_root)
+        if path not in images:  # each page image is embedded once, however many engines read it
+            url, note = image_data_url(path, max_pixels=thumbnail_pixels)
+            images[path] = (f"image-{len(images) + 1}" if url else None, url, note)
+        image_id, _, note = images[path]
+        if image_id:
+            side.append(f'<img class="thumb" data-image="{image_id}" alt="{e(doc["id"])}" title="click to enlarge">')
         else:
             side.append(f'<div class="missing-image">{e(note)}</div>')
     else:
@@ -611,25 +650,16 @@ def render_html(
     regressed_keys = {key[:3] for key, cls in changes.items() if cls == "worse"}
     ordered = worst_first(documents, primary, first=regressed_keys)
     results = gate_results(gates, run)
-    verdict: tuple[bool, str] | None = None
-    if results or comparison is not None:
-        failed_gates = sum(not r.passed for r in results)
-        failed = failed_gates > 0 or (comparison is not None and comparison.exit_failed)
-        bits = []
-        if results:
-            bits.append(f"{failed_gates} of {len(results)} gates failed" if failed_gates else f"{len(results)} gates passed")
-        if comparison is not None:
-            n_agg, n_doc = len(comparison.aggregate_regressions), len(comparison.regressions)
-            counts = [f"{n} {what} regression{'s' if n != 1 else ''}" for n, what in ((n_agg, "aggregate"),
-                                                                                      (n_doc, "document")) if n]
-            bits.append(" and ".join(counts) + " against the baseline" if counts else "no regression against the baseline")
-        verdict = (not failed, ("FAILED: " if failed else "passed: ") + ", ".join(bits))
+    verdict = run_verdict(run, results, comparison)
     word_options = {"max_distance": max_distance, "case_sensitive": case_sensitive,
                     "ignore_punctuation": ignore_punctuation}
+    images: dict[Path, tuple[str | None, str | None, str | None]] = {}  # path -> (id, data URL, note)
     details = [
-        _detail(rank, doc, metrics, comparison, changes, root, thumbnail_pixels, rank <= max_images, word_options)
+        _detail(rank, doc, metrics, comparison, changes, root, thumbnail_pixels, rank <= max_images, word_options,
+                images)
         for rank, doc in enumerate(ordered[:max_details], start=1)
     ]
+    image_store = "".join(f'<img id="{image_id}" src="{e(url)}" alt="">' for image_id, url, _ in images.values() if url)
     more = ""
     if len(ordered) > max_details:
         more = (f'<p class="note">{len(ordered) - max_details} more documents have no detail view here '
@@ -649,9 +679,12 @@ def render_html(
         _gates_section(results),
         _comparison_section(comparison) if comparison is not None else "",
         _confusions_section(documents),
+        _collection_errors_section(run),
+        _skipped_section(run),
         _documents_section(ordered, metrics, primary, comparison, changes, max_details, max_rows) if ordered else "",
         details_section,
         "</main>",
+        f'<div hidden id="images">{image_store}</div>' if image_store else "",
     ])
     csp = (f"default-src 'none'; img-src data:; style-src {csp_hash(CSS)}; script-src {csp_hash(JS)}; "
            "base-uri 'none'; form-action 'none'")
@@ -667,8 +700,6 @@ def render_html(
 
 
 def write_html(run: Mapping[str, Any], path: str | Path, **kwargs: Any) -> Path:
-    """Render ``run`` with :func:`render_html` and write it to ``path`` (UTF-8); returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(run, **kwargs), encoding="utf-8")
-    return path
+    """Render ``run`` with :func:`render_html` and write it to ``path`` (UTF-8, through a temporary file renamed
+    over ``path``, so a failure keeps the previous report); returns the path."""
+    return write_text_atomic(path, render_html(run, **kwargs))

@@ -1,10 +1,12 @@
 """The Markdown summary (``--ocr-markdown=PATH``): compact enough to append to ``$GITHUB_STEP_SUMMARY``.
 
-Sections: a verdict heading (when there are gates or a baseline), the engine x dataset table with micro values
-(and deltas against the baseline), gate results, the baseline comparison (gated aggregates with their bootstrap
-interval, regressed / new / missing documents, improvements in a collapsed block) and the worst documents.
-Every piece of text from the run is escaped for GitHub-flavoured Markdown, so an id like ``*x*|<b>`` shows as
-written and cannot break the table.
+Sections: a verdict heading and line (passed, failed or interrupted, with the failed and errored documents, failed
+gates and regressions counted), the engine x dataset table with micro values (and deltas against the baseline),
+gate results, the baseline comparison (gated aggregates with their bootstrap interval, regressed / new / missing
+documents, improvements in a collapsed block), the datasets that could not be loaded, the ground-truth entries
+skipped while loading and the worst documents. Every piece of text from the run is escaped for GitHub-flavoured Markdown, so an id like ``*x*|<b>``
+shows as written and cannot break the table; control characters show as marks (``␀``, ``␛``, ``⟨RLO⟩``:
+:mod:`~pytest_ocrmetrics.reporting.safe_text`).
 
 >>> from pytest_ocrmetrics.reporting.markdown import md_escape
 >>> md_escape("a|b <script>*x*")
@@ -23,31 +25,38 @@ from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.reporting.common import (
     VERDICT_ORDER,
     GateLike,
+    collection_errors,
     direction_arrow,
     format_delta,
     format_value,
     gate_results,
     primary_metric,
     run_metrics,
+    run_verdict,
+    skipped_entries,
     worst_first,
 )
+from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_markdown", "write_markdown", "md_escape"]
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # user text never starts a line, so - + # need no escape
 MAX_LISTED = 10
+_WHITESPACE = "\t\n\x0b\x0c\r"  # collapsed to one space by md_escape, not marked
 
 
 def md_escape(value: Any) -> str:
-    """Escape text for a Markdown table cell or paragraph: HTML-escaped, Markdown punctuation backslashed, one line."""
-    text = html.escape("" if value is None else str(value), quote=False)
+    """Escape text for a Markdown table cell or paragraph: HTML-escaped, Markdown punctuation backslashed, control
+    characters shown as marks, one line."""
+    text = html.escape(show_controls("" if value is None else str(value), keep=_WHITESPACE), quote=False)
     text = _MD_SPECIAL.sub(r"\\\1", text)
     return " ".join(text.split())
 
 
 def _code(text: str) -> str:
     """A code span when the text allows one (no backtick, no pipe), escaped text otherwise."""
-    return f"`{text}`" if "`" not in text and "|" not in text and "\n" not in text else md_escape(text)
+    text = show_controls(text)
+    return f"`{text}`" if "`" not in text and "|" not in text else md_escape(text)
 
 
 def _title(metric: str) -> str:
@@ -77,15 +86,15 @@ def render_markdown(
     ...     "passed": 1, "failed": 0, "metrics": {"cer": {"micro": 0.02, "mean": 0.02, "n": 1}}}]}, gates=["cer<=0.03"])
     >>> print(text.splitlines()[0])
     ## ✅ OCR metrics: passed
+    >>> print(text.splitlines()[2])
+    **passed**: 1 gate passed
     """
     metrics = run_metrics(run)
     results = gate_results(gates, run)
-    lines: list[str] = []
-    if results or comparison is not None:
-        failed = any(not r.passed for r in results) or (comparison is not None and comparison.exit_failed)
-        lines.append(f"## {'❌' if failed else '✅'} {md_escape(title)}: {'failed' if failed else 'passed'}")
-    else:
-        lines.append(f"## {md_escape(title)}")
+    verdict = run_verdict(run, results, comparison)
+    icon = {"passed": "✅", "failed": "❌"}.get(verdict.status, "⚠️")
+    status, _, details = verdict.text.partition(": ")
+    lines = [f"## {icon} {md_escape(title)}: {verdict.status}", "", f"**{md_escape(status)}**: {md_escape(details)}"]
     documents = list(run.get("documents", ()) or ())
     summary = list(run.get("summary", ()) or ())
     norm = run.get("normalization") or {}
@@ -132,6 +141,20 @@ def render_markdown(
         lines += _table(["", "Gate", "Engine / dataset", "Value"], gate_rows, ["l", "l", "l", "r"])
     if comparison is not None:
         lines += ["", *_comparison_lines(comparison)]
+
+    errors = collection_errors(run)
+    if errors:
+        lines += ["", f"### Datasets that could not be loaded ({len(errors)})", ""]
+        lines += [f"- **{md_escape(error.get('dataset'))}**: {md_escape(error.get('message'))}" for error in errors]
+    entries = skipped_entries(run)
+    if entries:
+        lines += ["", f"<details><summary>{len(entries)} ground-truth entr{'y' if len(entries) == 1 else 'ies'} "
+                      f"skipped while loading (not checked)</summary>", ""]
+        lines += [f"- {md_escape(entry.get('dataset'))}: {md_escape(entry.get('source'))}: {md_escape(entry.get('reason'))}"
+                  for entry in entries[:MAX_LISTED]]
+        if len(entries) > MAX_LISTED:
+            lines.append(f"- … and {len(entries) - MAX_LISTED} more (see the JSON run file)")
+        lines += ["", "</details>"]
 
     primary = primary_metric(run)
     if documents and worst > 0:
@@ -212,8 +235,6 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
 
 
 def write_markdown(run: Mapping[str, Any], path: str | Path, **kwargs: Any) -> Path:
-    """Write :func:`render_markdown` to ``path`` (UTF-8, parent folders created); returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_markdown(run, **kwargs), encoding="utf-8")
-    return path
+    """Write :func:`render_markdown` to ``path`` (UTF-8, parent folders created, through a temporary file renamed
+    over ``path``); returns the path."""
+    return write_text_atomic(path, render_markdown(run, **kwargs))

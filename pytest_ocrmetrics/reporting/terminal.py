@@ -1,12 +1,22 @@
-"""The terminal summary table, aligned by display width (CJK characters take two columns)."""
+"""The terminal summary table, aligned by display width (:func:`pytest_ocrmetrics.diff.display_width`: measured per
+grapheme cluster, so CJK characters and emoji take two columns and combining marks none).
+
+Cells are one line of visible text, printed grapheme cluster by cluster with the marks of the failure excerpts
+(:func:`pytest_ocrmetrics.diff.visible`: ``↵`` for a line break, ``␛`` for ESC, ``⟨RLO⟩``, ``⟨ZWSP⟩``, ...), so a
+document id cannot move the cursor, recolour the terminal or reverse the rest of a row, and an emoji family or a
+conjunct prints whole.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.diff import display_width
+import regex
+
+from pytest_ocrmetrics.diff import display_width, visible
 from pytest_ocrmetrics.reporting.common import format_value
+from pytest_ocrmetrics.reporting.safe_text import clean_text
 
 __all__ = ["render_summary", "render_table"]
 
@@ -16,12 +26,25 @@ def _pad(text: str, width: int, right: bool) -> str:
     return gap + text if right else text + gap
 
 
+_GRAPHEME = regex.compile(r"\X")
+_PLAIN = regex.compile(r"[ -~]*")
+
+
+def _cell(value: Any) -> str:
+    """A cell's text as the terminal may show it: encodable, one line, every cluster whole or marked."""
+    text = clean_text(str(value))[0]
+    if _PLAIN.fullmatch(text):
+        return text
+    return "".join(map(visible, _GRAPHEME.findall(text)))
+
+
 def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right_from: int = 0) -> list[str]:
     """Rows under a header, columns padded to their display width; columns from ``right_from`` on are right-aligned."""
-    widths = [max(display_width(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    table = [[_cell(cell) for cell in row] for row in [header, *rows]]
+    widths = [max(display_width(r[i]) for r in table) for i in range(len(header))]
     lines = []
-    for n, row in enumerate([header, *rows]):
-        cells = [_pad(str(cell), widths[i], right=i >= right_from) for i, cell in enumerate(row)]
+    for n, row in enumerate(table):
+        cells = [_pad(cell, widths[i], right=i >= right_from) for i, cell in enumerate(row)]
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
@@ -52,10 +75,16 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short") -> list[str]:
         for r in rows
     ]
     lines = render_table(header, table, right_from=2)
+    if run.get("interrupted"):
+        lines.insert(0, "INTERRUPTED: these are the results of the documents checked before the run was stopped")
     skipped_entries = sum(r["skipped_entries"] for r in rows)
     if skipped_entries:
         lines.append(f"{skipped_entries} ground-truth entr{'y was' if skipped_entries == 1 else 'ies were'} skipped "
                      "while loading (see the warnings)")
+    replaced = int(run.get("replaced_characters") or 0)
+    if replaced:
+        lines.append(f"{replaced} character{'s' if replaced != 1 else ''} that cannot be written (lone surrogates, "
+                     "non-characters such as U+FFFE) replaced with U+FFFD in every report")
     normalization = run["normalization"]
     lines.append(f"rates are micro averages over documents (sum of errors / sum of reference length) unless marked "
                  f"mean; normalization {normalization.get('name')}, unit {normalization.get('unit')}")
@@ -80,12 +109,11 @@ _VISIBLE = {" ": "␣ (space)", "\n": "↵ (line break)", "\t": "→ (tab)"}
 
 
 def _show(ch: str) -> str:
-    """A confused character as it can be read in a terminal: ``(none)`` for a deletion/insertion, names for spaces."""
+    """A confused character as it can be read in a terminal: ``(none)`` for a deletion/insertion, names for the
+    usual spaces; any other character that does not print gets its mark when the table prints it (``␀``, ``⟨NBSP⟩``)."""
     if ch == "":
         return "(none)"
-    if ch in _VISIBLE:
-        return _VISIBLE[ch]
-    return repr(ch)[1:-1] if not ch.isprintable() or ch.isspace() else ch
+    return _VISIBLE.get(ch, ch)
 
 
 def _top_confusions(documents: list[Mapping[str, Any]], n: int = 10) -> list[str]:

@@ -15,7 +15,7 @@ def make(tmp_path: Path, data: object, images: tuple[str, ...] = ("a.png",), raw
     (root / "images").mkdir(parents=True)
     for name in images:
         (root / "images" / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / "images" / name).write_bytes(b"img")
+        (root / "images" / name).write_bytes(b"\x89PNG\r\n\x1a\nimg")
     (root / "ground_truth.json").write_text(raw if raw is not None else json.dumps(data), encoding="utf-8")
     return root
 

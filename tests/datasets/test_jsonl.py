@@ -13,7 +13,7 @@ from pytest_ocrmetrics.datasets import DatasetError, load_dataset
 def make(tmp_path: Path, lines: list[str], name: str = "manifest.jsonl") -> Path:
     root = tmp_path / "set"
     (root / "img").mkdir(parents=True, exist_ok=True)
-    (root / "img" / "a.png").write_bytes(b"img")
+    (root / "img" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\nimg")
     (root / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
 

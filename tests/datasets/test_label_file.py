@@ -14,7 +14,7 @@ def make(tmp_path: Path, lines: str, name: str = "labels.txt", images: tuple[str
     root.mkdir(exist_ok=True)
     for image in images:
         (root / image).parent.mkdir(parents=True, exist_ok=True)
-        (root / image).write_bytes(b"img")
+        (root / image).write_bytes(b"\x89PNG\r\n\x1a\nimg")
     (root / name).write_text(lines, encoding="utf-8")
     return root
 

@@ -25,6 +25,64 @@ def test_a_folder_without_any_format_lists_the_formats_looked_for(tmp_path: Path
         assert words in message
 
 
+def test_an_empty_folder_says_it_is_empty(tmp_path: Path) -> None:
+    (tmp_path / ".hidden").mkdir()  # hidden entries do not count
+    with pytest.raises(DatasetError) as info:
+        load_dataset(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path}: the folder is empty; a dataset folder holds images and their ground truth "
+        "(ground_truth.json, *.jsonl, labels file or .gt.txt sidecars)."
+    )
+
+
+def test_a_folder_of_images_without_ground_truth_says_how_many_images_and_what_is_missing(tmp_path: Path) -> None:
+    for name in ("a.png", "b.JPG", "sub/c.tif"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"\x89PNG\r\n\x1a\nimg")
+    (tmp_path / "notes.txt").write_text("no tab here", encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path}: the folder has 3 images but no ground truth (ground_truth.json, *.jsonl, labels file or "
+        ".gt.txt sidecars); add one of them."
+    )
+    (tmp_path / "b.JPG").unlink()
+    (tmp_path / "sub" / "c.tif").unlink()
+    with pytest.raises(DatasetError, match="has 1 image but no ground truth"):
+        load_dataset(tmp_path)
+
+
+def test_the_images_folder_of_a_dataset_names_the_dataset_to_pass(tmp_path: Path) -> None:
+    (tmp_path / "receipts" / "images").mkdir(parents=True)
+    (tmp_path / "receipts" / "images" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\nimg")
+    (tmp_path / "receipts" / "ground_truth.json").write_text(json.dumps({"a.png": {"full_text": "A"}}), encoding="utf-8")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(tmp_path / "receipts" / "images")
+    dataset = str(tmp_path / "receipts")
+    assert str(info.value) == (
+        f"{tmp_path / 'receipts' / 'images'}: looks like the images/ folder of the dataset {dataset!r}; "
+        f"pass {dataset!r} instead."
+    )
+    assert len(load_dataset(tmp_path / "receipts")) == 1
+    (tmp_path / "receipts" / "ground_truth.json").unlink()  # a manifest dataset: same sentence
+    (tmp_path / "receipts" / "manifest.jsonl").write_text('{"image": "images/a.png", "full_text": "A"}\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match="looks like the images/ folder of the dataset"):
+        load_dataset(tmp_path / "receipts" / "images")
+
+
+def test_a_folder_holding_datasets_names_them(tmp_path: Path) -> None:
+    for name in ("plates", "receipts"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "labels.tsv").write_text("a.png\tA\n", encoding="utf-8")
+    (tmp_path / "loose.png").write_bytes(b"\x89PNG\r\n\x1a\nimg")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path}: not a dataset itself but holds 2 datasets ({str(tmp_path / 'plates')!r}, "
+        f"{str(tmp_path / 'receipts')!r}); pass one of them."
+    )
+
+
 def test_a_missing_path_is_a_dataset_error(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="dataset path does not exist"):
         load_dataset(tmp_path / "nope")
@@ -32,7 +90,7 @@ def test_a_missing_path_is_a_dataset_error(tmp_path: Path) -> None:
 
 def test_ground_truth_json_wins_over_sidecars(tmp_path: Path) -> None:
     (tmp_path / "images").mkdir()
-    (tmp_path / "images" / "a.png").write_bytes(b"img")
+    (tmp_path / "images" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\nimg")
     (tmp_path / "images" / "a.gt.txt").write_text("sidecar", encoding="utf-8")
     (tmp_path / "ground_truth.json").write_text(json.dumps({"a.png": {"full_text": "json"}}), encoding="utf-8")
     assert detect_format(tmp_path).name == "ground_truth_json"

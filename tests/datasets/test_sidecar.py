@@ -20,12 +20,12 @@ def write(path: Path, content: str | bytes) -> None:
 
 def test_recursive_sidecars_with_fields_and_one_trailing_newline_stripped(tmp_path: Path) -> None:
     root = tmp_path / "pages"
-    write(root / "p1.png", b"img")
+    write(root / "p1.png", b"\x89PNG\r\n\x1a\nimg")
     write(root / "p1.gt.txt", "first line\nsecond line\n")
     write(root / "p1.fields.json", json.dumps({"title": "first line"}))
-    write(root / "sub" / "p2.TIF", b"img")
+    write(root / "sub" / "p2.TIF", b"\x89PNG\r\n\x1a\nimg")
     write(root / "sub" / "p2.gt.txt", "para one\r\n\r\n")
-    write(root / ".hidden" / "x.png", b"img")
+    write(root / ".hidden" / "x.png", b"\x89PNG\r\n\x1a\nimg")
     write(root / ".hidden" / "x.gt.txt", "ignored")
     dataset = load_dataset(root)
     assert dataset.format == "sidecar"
@@ -40,8 +40,8 @@ def test_recursive_sidecars_with_fields_and_one_trailing_newline_stripped(tmp_pa
 
 def test_ocropus_binarized_image_names(tmp_path: Path) -> None:
     root = tmp_path / "lines"
-    write(root / "010001.bin.png", b"img")
-    write(root / "010001.nrm.png", b"img")
+    write(root / "010001.bin.png", b"\x89PNG\r\n\x1a\nimg")
+    write(root / "010001.nrm.png", b"\x89PNG\r\n\x1a\nimg")
     write(root / "010001.gt.txt", "The problem")
     dataset = load_dataset(root)
     assert [d.id for d in dataset] == ["010001.bin.png"]
@@ -57,7 +57,7 @@ def test_missing_image_gives_the_base_path_as_id_and_an_error(tmp_path: Path) ->
 
 def test_bad_fields_file_names_file_and_line(tmp_path: Path) -> None:
     root = tmp_path / "pages"
-    write(root / "p.png", b"img")
+    write(root / "p.png", b"\x89PNG\r\n\x1a\nimg")
     write(root / "p.gt.txt", "x")
     write(root / "p.fields.json", '{\n"a": }')
     with pytest.raises(DatasetError, match=r"p.fields.json: invalid JSON at line 2, column"):
@@ -69,7 +69,7 @@ def test_bad_fields_file_names_file_and_line(tmp_path: Path) -> None:
 
 def test_ground_truth_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     root = tmp_path / "pages"
-    write(root / "p.png", b"img")
+    write(root / "p.png", b"\x89PNG\r\n\x1a\nimg")
     write(root / "p.gt.txt", "Stra\xdfe".encode("latin-1"))
     with pytest.raises(DatasetError, match=r"p.gt.txt: ground-truth file is not valid UTF-8"):
         load_dataset(root)

@@ -3,7 +3,11 @@
 It speaks enough of the OpenAI ``/v1/chat/completions`` schema for the ``openai`` and ``deepseek`` engines, records
 every request (headers and JSON body) so tests can check the payload, answers by the SHA-256 of the image in the
 request, and injects the failures real servers produce: latency, HTTP 429 (with ``Retry-After``), 500/503, a body
-that is not JSON, a dropped connection, ``finish_reason: "length"`` and grounding-tagged output. It also counts how
+that is not JSON, a dropped connection, ``finish_reason: "length"`` and grounding-tagged output, an answer whose headers come at once
+and whose body then trickles one byte per ``trickle_interval_s`` (``trickle``; ``trickle-headers`` trickles the
+status line and headers too), and error bodies that echo the
+request's ``Authorization`` header and key (``echo-key-401``, ``echo-key-500``, ``echo-key-text``: a 200 whose body is
+not JSON). It also counts how
 many requests are in flight at once, and can hold requests until N are in flight (so a concurrency test needs no
 timing assumptions).
 
@@ -24,7 +28,8 @@ from typing import Any
 
 __all__ = ["FakeChatServer", "RecordedRequest", "Answer", "FAULTS"]
 
-FAULTS = ("429", "500", "503", "400", "401", "malformed", "drop", "empty-choices")
+FAULTS = ("429", "500", "503", "400", "401", "malformed", "drop", "empty-choices", "trickle", "trickle-headers",
+          "echo-key-401", "echo-key-500", "echo-key-text")
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,9 @@ class FakeChatServer:
         self.latency_s = latency_s
         self.model = model
         self.retry_after = retry_after
+        self.trickle_interval_s = 1.0
+        self.trickled_bytes = 0  # body bytes a "trickle" answer has sent so far
+        self.trickle_finished = threading.Event()  # set when a "trickle" answer's whole body was sent
         self.answers: dict[str, Answer] = {}
         self._faults: deque[str] = deque()
         self._image_faults: dict[str, deque[str]] = {}
@@ -224,6 +232,28 @@ def _handler_for(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 self._in_flight = False
                 owner._leave()
 
+        def _trickle(self, data: bytes, *, headers_too: bool = False) -> None:
+            """Headers at once (or trickled too), then the body one byte per ``trickle_interval_s`` (until the client
+            hangs up)."""
+            head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                    "Connection: close\r\n\r\n").encode()
+            if headers_too:
+                data = head + data
+            else:
+                self.wfile.write(head)
+                self.wfile.flush()
+            self.close_connection = True
+            for byte in data:
+                time.sleep(owner.trickle_interval_s)
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:  # the client gave up
+                    return
+                with owner._cond:
+                    owner.trickled_bytes += 1
+            owner.trickle_finished.set()
+
         def do_GET(self) -> None:  # noqa: N802
             if self.path.rstrip("/").endswith("/models"):
                 self._send_json(200, {"object": "list", "data": [{"id": owner.model, "object": "model"}]})
@@ -258,6 +288,25 @@ def _handler_for(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                 return
             if fault in ("500", "503", "400", "401"):
                 self._send_json(int(fault), {"error": {"message": f"injected {fault}"}})
+                return
+            if fault in ("trickle", "trickle-headers"):
+                self._trickle(b'{"choices": [{"message": {"content": "slow"}, "finish_reason": "stop"}]}',
+                              headers_too=fault == "trickle-headers")
+                return
+            if fault in ("echo-key-401", "echo-key-500", "echo-key-text"):
+                header = self.headers.get("Authorization", "")
+                key = header.partition(" ")[2]
+                message = f"invalid credentials: got header 'Authorization: {header}', key {key} is not valid"
+                if fault == "echo-key-text":
+                    data = f"<html>{message}</html>".encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(data)))
+                    self._leave_once()
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self._send_json(int(fault.rsplit("-", 1)[1]), {"error": {"message": message, "key": key}})
                 return
             if fault == "malformed":
                 data = b'{"choices": [ {"message": '

@@ -242,3 +242,55 @@ def test_an_error_answer_also_ends_the_dead_server_fast_path():
     with pytest.raises(HttpStatusError):
         http.post_json("http://127.0.0.1:9/x", {})
     assert len(calls) == 4  # it was retried: the fast path had ended
+
+
+def test_a_body_that_trickles_is_cut_off_by_the_total_deadline(chat_server):
+    chat_server.fail_next("trickle")  # headers at once, then one byte a second: every single read is quick
+    http, _ = client(timeout_s=1.0, retry=RetryPolicy(retries=0))
+    with pytest.raises(EngineError, match=r"no complete answer within 1 s \(timeout; the server was still sending "
+                                          r"after \d+ bytes of the body\)"):
+        http.post_json(url(chat_server), _payload())
+    assert not chat_server.trickle_finished.is_set()  # the answer was incomplete when the client gave up
+    assert chat_server.trickled_bytes < 20
+
+
+def test_headers_that_trickle_are_cut_off_by_the_total_deadline(chat_server):
+    chat_server.fail_next("trickle-headers")  # even the status line comes one byte a second
+    http, _ = client(timeout_s=1.0, retry=RetryPolicy(retries=0))
+    with pytest.raises(EngineError, match=r"failed after 1 attempt: no answer within 1 s \(timeout\)$"):
+        http.post_json(url(chat_server), _payload())
+    assert not chat_server.trickle_finished.is_set() and chat_server.trickled_bytes < 20
+
+
+def test_a_body_that_trickles_is_retried_like_a_timeout(chat_server):
+    chat_server.fail_next("trickle")
+    http, waits = client(timeout_s=0.5, retry=RetryPolicy(retries=1))
+    response = http.post_json(url(chat_server), _payload())
+    assert response.attempts == 2 and len(waits.delays) == 1
+
+
+SECRET = "sk-secret-key-0123456789"
+
+
+@pytest.mark.parametrize("fault", ["echo-key-401", "echo-key-500", "echo-key-text"])
+def test_an_error_body_echoing_the_api_key_is_redacted(chat_server, fault):
+    chat_server.fail_next(fault, fault)
+    http, _ = client(headers={"Authorization": f"Bearer {SECRET}"}, retry=RetryPolicy(retries=1))
+    with pytest.raises(EngineError) as excinfo:
+        http.post_json(url(chat_server), _payload())
+    message = str(excinfo.value)
+    assert SECRET not in message and SECRET[:12] not in message
+    assert "invalid credentials" in message and "[redacted]" in message
+    assert "Authorization: Bearer [redacted]" in message
+    assert chat_server.chat_requests[0].headers["Authorization"] == f"Bearer {SECRET}"
+
+
+def test_redaction_covers_bearer_tokens_the_client_did_not_send():
+    from pytest_ocrmetrics.engines.http import redact_secrets
+
+    assert redact_secrets("proxy said: Authorization: bearer abc.def-123, retry") == (
+        "proxy said: Authorization: bearer [redacted], retry"
+    )
+    assert redact_secrets("key k3y-value leaked twice: k3y-value", ("k3y-value",)) == (
+        "key [redacted] leaked twice: [redacted]"
+    )

@@ -167,6 +167,30 @@ def test_a_missing_image_is_a_document_error(chat_server, make_document):
         engine_for(chat_server).recognize(document)
 
 
+def test_a_file_that_is_not_an_image_is_named_with_the_problem_and_never_sent(chat_server, make_document):
+    document = make_document("notes")
+    document.image_path.write_text("meeting notes, not a scan\n", encoding="utf-8")
+    with pytest.raises(EngineError) as excinfo:
+        engine_for(chat_server).recognize(document)
+    message = str(excinfo.value)
+    assert f"image {str(document.image_path)!r} of document 'notes.png'" in message
+    assert "is not an image: it starts with b'meeting notes, n'" in message and "BytesIO" not in message
+    assert chat_server.chat_requests == []
+
+
+@pytest.mark.parametrize("content", [b"II*\x00" + b"\x00" * 40, b"BM" + b"\xff" * 10])
+def test_an_image_that_cannot_be_converted_is_named_with_the_problem(chat_server, make_document, content):
+    pytest.importorskip("PIL.Image")
+    document = make_document("broken")
+    document.image_path.write_bytes(content)  # the signature of TIFF/BMP, then garbage: converted to PNG first
+    with pytest.raises(EngineError) as excinfo:
+        engine_for(chat_server).recognize(document)
+    message = str(excinfo.value)
+    assert message.startswith(f"cannot convert image {str(document.image_path)!r} of document 'broken.png' to PNG")
+    assert "BytesIO" not in message and "0x" not in message and "check that the file is a complete, valid image" in message
+    assert chat_server.chat_requests == []
+
+
 # -- fields mode ------------------------------------------------------------------------------------------------------
 
 

@@ -94,7 +94,7 @@ def test_settings_reach_rapidocr_and_the_identity(shared_data: Path) -> None:
 
 def test_unreadable_or_missing_image_errors_the_document(offline_engine: RapidOcrEngine, tmp_path: Path) -> None:
     bad = tmp_path / "bad.png"
-    bad.write_text("not an image", encoding="utf-8")
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"not an image")  # a PNG signature, then garbage: the decoder fails
     with pytest.raises(EngineError, match=r"rapidocr failed on .*bad.png.* \(document 'bad.png'\)"):
         offline_engine.recognize(Document("bad.png", "d", bad))
     with pytest.raises(EngineError, match="does not exist"):

@@ -69,7 +69,7 @@ def test_unknown_engine_lists_the_registered_ones() -> None:
     listed = ", ".join(registry.names())
     with pytest.raises(UnknownEngineError) as info:
         registry.create("tesseact", {})
-    assert str(info.value) == f"unknown OCR engine 'tesseact'; registered engines: {listed}"
+    assert str(info.value) == f"unknown OCR engine 'tesseact' (did you mean 'tesseract'?); registered engines: {listed}"
     assert "rapidocr, replay, tesseract" in listed
     assert issubclass(UnknownEngineError, ValueError)
 

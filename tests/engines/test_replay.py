@@ -95,7 +95,7 @@ def test_directory_from_arg_or_setting(tmp_path: Path) -> None:
     assert registry.create(f"replay:{tmp_path}", {"dir": str(tmp_path)}).identity()["dir"] == str(tmp_path.absolute())
     with pytest.raises(EngineOptionError, match="replay got two directories"):
         registry.create(f"replay:{tmp_path}", {"dir": str(tmp_path / "other")})
-    with pytest.raises(EngineOptionError, match="replay needs a directory: --ocr-engine=replay:DIR or the setting replay.dir=DIR"):
+    with pytest.raises(EngineOptionError, match="replay needs a directory of predictions: pass --ocr-engine=replay:DIR or --ocr-engine-option=replay.dir=DIR"):
         registry.create("replay", {})
     with pytest.raises(EngineOptionError, match="does not exist"):
         registry.create(f"replay:{tmp_path / 'missing'}", {})

@@ -83,7 +83,7 @@ def test_identity_has_versions_models_and_settings(shared_data: Path) -> None:
 
 def test_unreadable_image_errors_the_document(tesseract: TesseractEngine, tmp_path: Path) -> None:
     bad = tmp_path / "bad.png"
-    bad.write_text("not an image", encoding="utf-8")
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"not an image")  # a PNG signature, then garbage: tesseract fails
     with pytest.raises(EngineError, match=r"tesseract failed on .*bad.png.* \(document 'bad.png'\)"):
         tesseract.recognize(Document("bad.png", "d", bad))
     with pytest.raises(EngineError, match="does not exist"):
@@ -146,7 +146,7 @@ def fake_tesseract(tmp_path: Path, sleep: str = "") -> str:
 @pytest.fixture
 def image(tmp_path: Path) -> Document:
     path = tmp_path / "x.png"
-    path.write_bytes(b"any bytes: the fake binary does not read them")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n any bytes: the fake binary does not decode them")
     return Document("x.png", "d", path)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.plugin.conftest import make_dataset
+from tests.plugin.conftest import PNG_1X1, make_dataset
 
 pytest_plugins = ["pytester"]
 
@@ -363,7 +363,7 @@ def test_bad_label_line_is_skipped_with_warning_and_counted(pytester: pytest.Pyt
     plates = pytester.path / "plates"
     (plates / "images").mkdir(parents=True)
     for name in ("a.png", "b.png"):
-        (plates / "images" / name).write_bytes(b"\x89PNG" + name.encode())
+        (plates / "images" / name).write_bytes(PNG_1X1 + name.encode())
     (plates / "labels.txt").write_text("images/a.png\tAB12\nthis line has no tab\nimages/b.png\tCD34\n", encoding="utf-8")
     preds = pytester.path / "preds"
     preds.mkdir()

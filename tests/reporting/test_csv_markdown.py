@@ -39,7 +39,8 @@ def test_csv_one_row_per_document_and_engine(tmp_path: Path) -> None:
 def test_markdown_plain_run() -> None:
     text = render_markdown(_run())
     lines = text.splitlines()
-    assert lines[0] == "## OCR metrics"  # no gates, no baseline: no verdict
+    # a failed pytest run says so even without gates or a baseline
+    assert lines[:3] == ["## ❌ OCR metrics: failed", "", "**FAILED**: 1 failed and 1 errored of 3 documents"]
     assert "3 documents · 2 engines · 1 datasets · normalization nfc (grapheme, whitespace words)" in lines
     assert "| Engine | Dataset | Docs | Passed | Failed | CER ↓ | Field F1 ↑ |" in lines
     assert "| tesseract | receipts | 2 | 1 | 0 (+1 errors) | 7.14% | 50.00% |" in lines
@@ -93,3 +94,24 @@ def test_markdown_escapes_untrusted_text() -> None:
     assert len(re.findall(r"(?<!\\)\|", row)) == 6  # 5 cells: the pipes in the id and engine are escaped
     assert md_escape("a_b*c`d|e[f]~g\\h <i>") == "a\\_b\\*c\\`d\\|e\\[f\\]\\~g\\\\h &lt;i&gt;"
     assert md_escape("two\nlines") == "two lines"
+
+
+def test_markdown_verdict_interrupted_and_skipped_entries() -> None:
+    run = make_run([make_doc("a.png", {"cer": 0.0})])
+    assert render_markdown(run).splitlines()[:3] == ["## ✅ OCR metrics: passed", "", "**passed**: 1 document, none failed"]
+    run["interrupted"] = True
+    run["skipped_entries"] = [{"dataset": "receipts", "source": f"labels.txt:{n}", "reason": "no tab|*"}
+                              for n in range(1, 13)]
+    lines = render_markdown(run).splitlines()
+    assert lines[0] == "## ⚠️ OCR metrics: interrupted" and lines[2].startswith("**INTERRUPTED (the results so far)**")
+    assert "<details><summary>12 ground-truth entries skipped while loading (not checked)</summary>" in lines
+    assert "- receipts: labels.txt:10: no tab\\|\\*" in lines and "- receipts: labels.txt:11: no tab\\|\\*" not in lines
+    assert "- … and 2 more (see the JSON run file)" in lines
+
+
+def test_markdown_lists_datasets_that_could_not_be_loaded() -> None:
+    run = make_run([make_doc("a.png", {"cer": 0.0})])
+    run["collection_errors"] = [{"dataset": "broken", "message": "ground_truth.json line 3: not JSON\nmore"}]
+    lines = render_markdown(run).splitlines()
+    assert lines[:3] == ["## ❌ OCR metrics: failed", "", "**FAILED**: 1 dataset could not be loaded"]
+    assert "- **broken**: ground\\_truth.json line 3: not JSON more" in lines

@@ -7,6 +7,7 @@ page makes no network request at all. Skips when chromium or Playwright is not i
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 from pathlib import Path
@@ -142,6 +143,49 @@ def test_sort_hide_switch_export_expand_offline(browser: Any, report: Path, tmp_
         exported = (tmp_path / "documents.csv").read_text(encoding="utf-8").splitlines()
         assert len(exported) == 2 and ",p1.tif,trocr," in exported[1]  # only the rows left by the filter
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    finally:
+        context.close()
+    assert requests == [report.as_uri()], f"the report fetched {requests[1:]}"
+    assert problems == []
+
+
+def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp_path: Path) -> None:
+    """Lone surrogates, NUL, ESC, U+FFFE, bidi controls, formula-like ids and a 2 MB text: the page loads without a
+    console error, lists every document, shows marks instead of raw controls and one embedded image for two engines."""
+    from pytest_ocrmetrics.verdict import Verdict, write_reports
+
+    Image = pytest.importorskip("PIL.Image")
+    Image.new("L", (200, 300), 200).save(tmp_path / "page.png")
+    big = "word " * 400_000
+    ids = ["sur\ud800rogate.png", "nul\x00esc\x1b[31m.png", "bidi\u202egnp.exe.png", "=HYPERLINK(\"x\").png", "+1.png",
+           "non\ufffechar.png", "big.png"]
+    docs = [make_doc(doc_id, {"cer": 0.1 * n}, reference=f"ref {doc_id} \u05e9\u200f" if doc_id != "big.png" else big,
+                     hypothesis=f"hyp\x00 {doc_id}\udc80", outcome="failed" if n == 1 else "passed",
+                     message=f"boom \x1b[0m {doc_id}", image="page.png", engine=engine)
+            for n, doc_id in enumerate(ids) for engine in ("tesseract", "trocr")]
+    write_reports(make_run(docs), Verdict(), html=tmp_path / "report.html", html_options={"image_root": tmp_path})
+    report = tmp_path / "report.html"
+    assert report.read_text(encoding="utf-8").count("data:image/") == 1  # one page image, fourteen views of it
+    context, page, requests, problems = _open(browser, report)
+    try:
+        shown = _column(page, "documents-table", 1)
+        assert len(shown) == 2 * len(ids)
+        assert "nul\u2400esc\u241b[31m.png" in shown and "bidi\u27e8RLO\u27e9gnp.exe.png" in shown
+        assert "sur\ufffdrogate.png" in shown and "non\ufffdchar.png" in shown and '=HYPERLINK("x").png' in shown
+        text = page.inner_text("body")
+        assert not any(ch in text for ch in "\x00\x1b\u202e")
+        with page.expect_download() as download_info:  # the page's own CSV export is formula-safe too
+            page.click("button[data-action=export][data-table=documents-table]")
+        download_info.value.save_as(tmp_path / "documents.csv")
+        with (tmp_path / "documents.csv").open(encoding="utf-8", newline="") as handle:
+            exported = list(csv.reader(handle))
+        assert len(exported) == 1 + 2 * len(ids)
+        exported_ids = [row[1] for row in exported[1:]]
+        assert "'=HYPERLINK(\"x\").png" in exported_ids and "'+1.png" in exported_ids
+        assert all(not cell.startswith(("=", "+", "@")) for row in exported for cell in row)
+        page.click("button[data-action=expand]")
+        thumbs = page.eval_on_selector_all("img.thumb", "imgs => imgs.map(i => [i.complete, i.naturalWidth > 0])")
+        assert len(thumbs) == 2 * len(ids) and all(done and drawn for done, drawn in thumbs)
     finally:
         context.close()
     assert requests == [report.as_uri()], f"the report fetched {requests[1:]}"

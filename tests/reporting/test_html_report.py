@@ -17,6 +17,7 @@ from pytest_ocrmetrics.gating import compare_runs, evaluate_gates, parse_gate
 from pytest_ocrmetrics.reporting.assets import CSS, JS, csp_hash
 from pytest_ocrmetrics.reporting.highlight import highlight_words
 from pytest_ocrmetrics.reporting.html import image_data_url, render_html, write_html
+from pytest_ocrmetrics.reporting.markdown import render_markdown
 
 XSS = "<script>alert(1)</script>"
 
@@ -203,7 +204,7 @@ def test_gates_accept_expressions_and_results() -> None:
     gates = page.text("gates")
     assert "Gates: 1 passed, 3 failed" in gates  # cer fails for tesseract, wer fails for trocr, field_f1 unmatched
     assert "matched no engine x dataset" in gates
-    assert "FAILED: 3 of 4 gates failed" in page.text("verdict")
+    assert page.text("verdict") == "FAILED: 1 failed and 1 errored of 5 documents, 3 of 4 gates failed"
 
 
 def test_big_runs_cap_details_and_rows() -> None:
@@ -253,7 +254,8 @@ def test_images_embedded_tiff_converted_large_scaled_missing_noted(tmp_path: Pat
                     make_doc("c", {"cer": 0.0}, image=None)])
     page = Page(render_html(run, image_root=tmp_path))
     (img,) = page.find("img", class_="thumb")
-    assert (img["src"] or "").startswith("data:image/png;base64,")
+    (embedded,) = page.find("img", id=str(img["data-image"]))
+    assert (embedded["src"] or "").startswith("data:image/png;base64,")
     assert "image not found" in page.text("doc-2") and "no image recorded" in page.text("doc-3")
     # images beyond max_images are left out with a note
     assert "image left out" in Page(render_html(run, image_root=tmp_path, max_images=0)).text("doc-1")
@@ -267,6 +269,48 @@ def test_images_without_pillow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     url, note = image_data_url(png)
     assert note is None and url == "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
     assert image_data_url(tmp_path / "page.tif") == (None, "install Pillow to show .tif images in the report (page.tif)")
+
+
+def test_page_image_embedded_once_for_every_engine(tmp_path: Path) -> None:
+    _png(tmp_path / "page.png", size=(120, 160))
+    run = make_run([make_doc("page.png", {"cer": 0.1 * k}, engine=f"engine{k}", image="page.png") for k in range(3)])
+    text = render_html(run, image_root=tmp_path)
+    page = Page(text)
+    thumbs = page.find("img", class_="thumb")
+    assert len(thumbs) == 3 and {t["data-image"] for t in thumbs} == {"image-1"}
+    assert text.count("data:image/") == 1  # one copy of the image, three references
+    assert str(page.find("img", id="image-1")[0]["src"]).startswith("data:image/")
+
+
+def test_verdict_always_shown_interrupted_marked_and_skipped_entries_listed() -> None:
+    run = make_run([make_doc("a.png", {"cer": 0.0}), make_doc("b.png", {"cer": 0.1})])
+    assert Page(render_html(run)).text("verdict") == "passed: 2 documents, none failed"
+    run["interrupted"] = True
+    run["skipped_entries"] = [{"dataset": "receipts", "source": f"labels.txt:{n}", "reason": "no tab <b>"}
+                              for n in range(1, 61)]
+    page = Page(render_html(run))
+    assert page.text("verdict").startswith("INTERRUPTED")
+    assert page.find("span", id="verdict", class_="verdict interrupted")
+    skipped = page.text("skipped")
+    assert "Skipped ground-truth entries (60)" in skipped and "labels.txt:50: no tab <b>" in skipped
+    assert "labels.txt:51:" not in skipped and "10 more not listed here" in skipped
+
+
+def test_datasets_that_could_not_be_loaded_fail_the_verdict_and_are_listed() -> None:
+    run = make_run([make_doc("a.png", {"cer": 0.0})])
+    run["collection_errors"] = [{"dataset": "broken<b>", "message": "ground_truth.json: not JSON"}]
+    page = Page(render_html(run))
+    assert page.text("verdict") == "FAILED: 1 dataset could not be loaded"
+    assert "broken<b>" in page.text("collection-errors") and "not JSON" in page.text("collection-errors")
+
+
+def test_a_baseline_that_matched_nothing_fails_the_verdict_and_says_why() -> None:
+    run = make_run([make_doc("a.png", {"cer": 0.0})])
+    comparison = compare_runs(make_run([make_doc("b.png", {"cer": 0.0})]), run, ["cer:0.01"], resamples=10)
+    assert comparison.matched_nothing
+    verdict = Page(render_html(run, comparison=comparison)).text("verdict")
+    assert verdict == "FAILED: the baseline matched no document of this run: nothing was compared"
+    assert render_markdown(run, comparison=comparison).splitlines()[0] == "## ❌ OCR metrics: failed"
 
 
 def test_write_html_creates_parent_folders(tmp_path: Path) -> None:

@@ -1,0 +1,573 @@
+"""Baseline comparison: a run against a previous run, per document and per engine x dataset x metric aggregate.
+
+Documents are matched by (dataset, engine, id). A comparison that matches no document is an error, never a pass
+(a renamed dataset folder or another engine compares nothing), and one made across different normalization
+settings carries a warning: its differences may come from the settings rather than from the OCR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+
+from pytest_ocrmetrics.gating._numbers import EPS, finite, fmt_delta, fmt_number
+from pytest_ocrmetrics.gating.bootstrap import metric_series, paired_bootstrap_intervals
+from pytest_ocrmetrics.gating.runfile import DocumentKey, doc_key, scored_documents
+from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, resolve_tolerances, tolerance_for
+from pytest_ocrmetrics.metrics.normalize import get_profile
+from pytest_ocrmetrics.metrics.registry import METRICS, regression
+
+__all__ = ["Regression", "Improvement", "AggregateDelta", "DocumentRef", "Comparison", "compare_runs",
+           "parse_significance", "describe_normalization", "normalization_mismatch"]
+
+
+class _Delta:
+    """``delta`` and ``worse_by`` of a dataclass with ``metric``, ``old`` and ``new`` fields."""
+
+    metric: str
+    old: float
+    new: float
+
+    @property
+    def delta(self) -> float:
+        """``new - old`` in the metric's unit (sign as measured, not as judged)."""
+        return self.new - self.old
+
+    @property
+    def worse_by(self) -> float:
+        """How much worse ``new`` is (positive = worse, negative = better), direction-aware."""
+        return regression(self.metric, self.new, self.old)
+
+
+@dataclass(frozen=True)
+class _Change(_Delta):
+    metric: str
+    engine: str
+    dataset: str
+    document: str | None
+    old: float
+    new: float
+    allowed: float
+    tolerance: Tolerance
+
+    @property
+    def where(self) -> str:
+        doc = f"document {self.document!r} " if self.document is not None else ""
+        return f"{doc}({self.engine} / {self.dataset})"
+
+
+@dataclass(frozen=True)
+class Regression(_Change):
+    """A document metric that got worse than the baseline by more than its tolerance."""
+
+    @property
+    def message(self) -> str:
+        """``cer regressed on document '001.jpg' (tesseract / receipts): baseline 0.0210, now 0.0520, delta +0.0310 ...``"""
+        return (f"{self.metric} regressed on {self.where}: baseline {fmt_number(self.old)}, now {fmt_number(self.new)}, "
+                f"delta {fmt_delta(self.delta)} (allowed {self.tolerance}, i.e. {self.allowed:.4f} worse)")
+
+
+@dataclass(frozen=True)
+class Improvement(_Change):
+    """A document metric that got better than the baseline by more than its tolerance: the baseline can be updated."""
+
+    @property
+    def message(self) -> str:
+        return (f"{self.metric} improved on {self.where}: baseline {fmt_number(self.old)}, now {fmt_number(self.new)}, "
+                f"delta {fmt_delta(self.delta)}; the baseline can be updated")
+
+
+Verdict = Literal["regression", "not-significant", "improvement", "unchanged", "ungated"]
+
+
+@dataclass(frozen=True)
+class AggregateDelta(_Delta):
+    """An engine x dataset x metric aggregate of the baseline against this run, over the documents in both.
+
+    ``old`` and ``new`` are micro values (summed counts for count metrics, the mean otherwise) over the ``n``
+    paired documents, so added or removed documents do not move the comparison. ``interval`` is the paired
+    bootstrap percentile interval of ``new - old`` at ``level``.
+    """
+
+    engine: str
+    dataset: str
+    metric: str
+    old: float
+    new: float
+    n: int
+    interval: tuple[float, float] | None
+    level: float
+    allowed: float | None
+    tolerance: Tolerance | None
+    verdict: Verdict
+
+    @property
+    def interval_text(self) -> str:
+        if self.interval is None:
+            return "no interval"
+        return f"{self.level:.0%} CI [{fmt_delta(self.interval[0])}, {fmt_delta(self.interval[1])}]"
+
+    @property
+    def message(self) -> str:
+        """``cer regressed for tesseract / receipts: 0.0210 -> 0.0290, delta +0.0080, 95% CI [...], n=40 ...``"""
+        head = {
+            "regression": "regressed",
+            "not-significant": "got worse, but not significantly,",
+            "improvement": "improved",
+            "unchanged": "within tolerance",
+            "ungated": "changed",
+        }[self.verdict]
+        allowed = f"; allowed {self.tolerance}" if self.tolerance is not None else ""
+        tail = "; the baseline can be updated" if self.verdict == "improvement" else ""
+        return (f"{self.metric} {head} for {self.engine} / {self.dataset}: {fmt_number(self.old)} -> {fmt_number(self.new)}, "
+                f"delta {fmt_delta(self.delta)}, {self.interval_text}, n={self.n} paired documents{allowed}{tail}")
+
+
+@dataclass(frozen=True)
+class DocumentRef:
+    """A document present on one side of a comparison only, with why."""
+
+    dataset: str
+    engine: str
+    id: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.dataset}/{self.id} ({self.engine}): {self.reason}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of :func:`compare_runs`: what regressed, what improved, and what cannot be compared."""
+
+    regressions: tuple[Regression, ...]
+    improvements: tuple[Improvement, ...]
+    aggregates: tuple[AggregateDelta, ...]
+    new_documents: tuple[DocumentRef, ...]
+    missing_documents: tuple[DocumentRef, ...]
+    tolerances: Mapping[str, Tolerance]
+    significance: float | None
+    seed: int
+    resamples: int
+    baseline_metrics: Mapping[DocumentKey, Mapping[str, float]] = field(default_factory=dict)
+    compared: int = 0  # documents scored in both runs
+    baseline_source: str | None = None  # where the baseline came from (its path), for messages and the run file
+    baseline_normalization: Mapping[str, str] | None = None
+    error: str | None = None  # why nothing was compared, when nothing was
+    warning: str | None = None  # the normalization settings differ: compared anyway
+
+    @property
+    def matched_nothing(self) -> bool:
+        """True when no document is scored in both runs: nothing was compared, so nothing can pass."""
+        return self.compared == 0
+
+    @property
+    def aggregate_regressions(self) -> tuple[AggregateDelta, ...]:
+        return tuple(a for a in self.aggregates if a.verdict == "regression")
+
+    @property
+    def aggregate_improvements(self) -> tuple[AggregateDelta, ...]:
+        return tuple(a for a in self.aggregates if a.verdict == "improvement")
+
+    @property
+    def aggregate_failed(self) -> bool:
+        """True when some aggregate regressed beyond tolerance (and significantly, with ``significance``)."""
+        return bool(self.aggregate_regressions)
+
+    @property
+    def exit_failed(self) -> bool:
+        """True when the comparison must fail CI: a document or an aggregate regressed, or nothing was compared."""
+        return bool(self.regressions) or self.aggregate_failed or self.matched_nothing
+
+    def document_regressions(self, dataset: str, engine: str, doc_id: str) -> list[Regression]:
+        return [r for r in self.regressions if (r.dataset, r.engine, r.document) == (dataset, engine, doc_id)]
+
+    def summary_lines(self, *, max_documents: int = 20) -> list[str]:
+        """Human-readable lines: aggregate regressions, document regressions, new / missing documents, improvements.
+
+        Each aggregate line names metric, engine, dataset, old, new, delta and interval. An ``ERROR:`` line says
+        why nothing was compared (and is then the only line besides a ``WARNING:``), a ``WARNING:`` line that the
+        normalization settings differ; otherwise the first line counts the compared, new and missing documents.
+        """
+        lines: list[str] = []
+        if self.error is not None:
+            lines.append(f"ERROR: {self.error}")
+        if self.warning is not None:
+            lines.append(f"WARNING: {self.warning}")
+        if self.matched_nothing:
+            return lines
+        lines.append(f"compared with {_label(self.baseline_source)}: {_documents(self.compared)}, "
+                     f"{len(self.new_documents)} new, {len(self.missing_documents)} missing")
+        if not self.tolerances:
+            lines.append("no tolerance given (--max-regression METRIC:AMOUNT): differences are shown, nothing fails")
+        for agg in self.aggregate_regressions:
+            lines.append(f"REGRESSION {agg.message}")
+        for agg in self.aggregates:
+            if agg.verdict == "not-significant":
+                lines.append(f"not significant at {self.significance:g}: {agg.message}")
+        if self.regressions:
+            docs = {(r.dataset, r.engine, r.document) for r in self.regressions}
+            lines.append(f"{len(self.regressions)} document metric(s) regressed beyond tolerance "
+                         f"on {len(docs)} document(s):")
+            lines += _first(self.regressions, max_documents, lambda reg: reg.message)
+        for title, refs in (("new documents (not in the baseline)", self.new_documents),
+                            ("documents missing from this run (in the baseline)", self.missing_documents)):
+            if refs:
+                lines.append(f"{len(refs)} {title}:")
+                lines += _first(refs, max_documents, str)
+        lines.extend(self.update_lines(max_documents=max_documents))
+        if not self.exit_failed:
+            lines.append(f"no regression beyond tolerance against the baseline "
+                         f"({sum(1 for a in self.aggregates if a.tolerance is not None)} gated aggregates)")
+        return lines
+
+    def update_lines(self, *, max_documents: int = 20) -> list[str]:
+        """"Baseline can be updated" lines for improvements beyond tolerance."""
+        lines = [f"improved: {agg.message}" for agg in self.aggregate_improvements]
+        if self.improvements:
+            lines.append(f"{len(self.improvements)} document metric(s) improved beyond tolerance; "
+                         f"the baseline can be updated:")
+            lines += _first(self.improvements, max_documents, lambda imp: imp.message)
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (used by ``ocrmetrics compare --json``)."""
+
+        def change(c: _Change) -> dict[str, Any]:
+            return {"metric": c.metric, "engine": c.engine, "dataset": c.dataset, "document": c.document,
+                    "old": c.old, "new": c.new, "delta": c.delta, "allowed": c.allowed, "tolerance": str(c.tolerance)}
+
+        return {
+            "exit_failed": self.exit_failed,
+            **self.baseline_entry(),
+            "significance": self.significance,
+            "seed": self.seed,
+            "resamples": self.resamples,
+            "tolerances": [str(t) for t in self.tolerances.values()],
+            "aggregates": [
+                {"engine": a.engine, "dataset": a.dataset, "metric": a.metric, "old": a.old, "new": a.new,
+                 "delta": a.delta, "n": a.n, "interval": list(a.interval) if a.interval else None, "level": a.level,
+                 "allowed": a.allowed, "tolerance": str(a.tolerance) if a.tolerance else None, "verdict": a.verdict}
+                for a in self.aggregates
+            ],
+            "regressions": [change(r) for r in self.regressions],
+            "improvements": [change(i) for i in self.improvements],
+            "new_documents": [ref.__dict__ for ref in self.new_documents],
+            "missing_documents": [ref.__dict__ for ref in self.missing_documents],
+        }
+
+
+    def baseline_entry(self) -> dict[str, Any]:
+        """The run file's top-level ``baseline`` object: where the baseline came from and how much of it matched.
+
+        ``{"path", "compared", "new", "missing", "normalization", "normalization_mismatch", "warning", "error"}``;
+        ``normalization`` is the baseline's (the run's own is the run file's ``normalization``).
+        """
+        return {
+            "path": self.baseline_source,
+            "compared": self.compared,
+            "new": len(self.new_documents),
+            "missing": len(self.missing_documents),
+            "normalization": dict(self.baseline_normalization) if self.baseline_normalization else None,
+            "normalization_mismatch": self.warning is not None,
+            "warning": self.warning,
+            "error": self.error,
+        }
+
+
+def _label(source: str | None) -> str:
+    return "the baseline" if source is None else f"baseline {source!r}"
+
+
+def _documents(n: int) -> str:
+    return f"{n} document" if n == 1 else f"{n} documents"
+
+
+def _first(items: Sequence[Any], limit: int, text: Callable[[Any], str]) -> list[str]:
+    """Indented lines for the first ``limit`` items, then one line counting the rest."""
+    lines = [f"  {text(item)}" for item in items[:limit]]
+    if len(items) > limit:
+        lines.append(f"  ... and {len(items) - limit} more")
+    return lines
+
+
+def document_changes(
+    dataset: str, engine: str, doc_id: str | None, old_metrics: Mapping[str, float],
+    new_metrics: Mapping[str, float], tolerances: Mapping[str, Tolerance],
+) -> tuple[list[Regression], list[Improvement]]:
+    """One document's metrics beyond tolerance, worse and better; metrics without a tolerance or a finite value
+    on both sides are skipped."""
+    regressions: list[Regression] = []
+    improvements: list[Improvement] = []
+    for metric in METRICS:  # registry order, so messages are stable
+        if metric not in old_metrics or metric not in new_metrics:
+            continue
+        tolerance = tolerance_for(tolerances, metric)
+        if tolerance is None:
+            continue
+        if not (finite(old_metrics[metric]) and finite(new_metrics[metric])):
+            continue
+        old, new = float(old_metrics[metric]), float(new_metrics[metric])
+        allowed = tolerance.allowed(old)
+        worse = regression(metric, new, old)
+        if worse > allowed + EPS:
+            regressions.append(Regression(metric, engine, dataset, doc_id, old, new, allowed, tolerance))
+        elif -worse > allowed + EPS:
+            improvements.append(Improvement(metric, engine, dataset, doc_id, old, new, allowed, tolerance))
+    return regressions, improvements
+
+
+
+def parse_significance(value: str | float) -> float:
+    """The significance level ALPHA of an aggregate comparison, strictly between 0 and 1, from text or a number.
+
+    With ALPHA, an aggregate regression counts only when its ``1 - ALPHA`` bootstrap interval excludes zero; the
+    command line tool parses ``--significance`` with this, so a bad value fails before any work is done.
+
+    >>> parse_significance("0.05")
+    0.05
+    >>> parse_significance("5")
+    Traceback (most recent call last):
+    ...
+    ValueError: significance must be between 0 and 1 (e.g. 0.05), got 5
+    """
+    try:
+        alpha = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number; write e.g. 0.05") from None
+    if not 0.0 < alpha < 1.0:  # NaN fails here too
+        raise ValueError(f"significance must be between 0 and 1 (e.g. 0.05), got {value}")
+    return alpha
+
+
+def compare_runs(
+    baseline_run: Mapping[str, Any],
+    current_run: Mapping[str, Any],
+    tolerances: Iterable[ToleranceLike] | Mapping[str, Tolerance | float] | None = None,
+    *,
+    significance: float | None = None,
+    seed: int = 0,
+    resamples: int = 1000,
+    baseline_source: str | None = None,
+) -> Comparison:
+    """Compare a run with a baseline run, per document and per engine x dataset x metric aggregate.
+
+    - Documents are matched by (dataset, engine, id); only scored documents (outcome passed/failed) compare.
+      Documents only in the current run are listed as new, those only scored in the baseline as missing.
+    - A comparison that pairs no document at all fails (``error`` says why, e.g. another engine or a renamed
+      dataset folder): a baseline that compared nothing is not a passed one.
+    - Runs made with different normalization settings (profile, unit, tokenizer) are compared, with a ``warning``;
+      the plugin and ``ocrmetrics compare`` refuse them unless told to compare anyway.
+      ``baseline_source`` (the baseline's path) names the baseline in these messages.
+    - A metric regresses when it got worse by more than its tolerance (see :func:`parse_tolerance`); metrics
+      without a tolerance are compared and shown but never fail.
+    - Aggregates are micro values over the documents present in both runs, with a seeded paired bootstrap interval
+      of the delta (``resamples`` resamples of documents, one draw per resample for all metrics of an engine x dataset;
+      the seed also mixes in engine and dataset, so one group's intervals do not depend on which others exist).
+      The interval is a two-sided percentile interval at ``1 - significance`` (95 % without ``significance``).
+    - With ``significance`` (e.g. ``0.05``), an aggregate regression (or improvement) counts only when its interval
+      excludes zero on that side; otherwise its verdict is ``"not-significant"``.
+
+    >>> doc = lambda i, cer: {"id": i, "dataset": "d", "engine": "e", "outcome": "passed", "metrics": {"cer": cer},
+    ...     "counts": {"cer": {"errors": cer * 100, "reference_length": 100}}, "elapsed_s": 0.0}
+    >>> old = {"documents": [doc("a", 0.01), doc("b", 0.02)]}
+    >>> new = {"documents": [doc("a", 0.01), doc("b", 0.08)]}
+    >>> comparison = compare_runs(old, new, ["cer:0.005"])
+    >>> [r.document for r in comparison.regressions], comparison.exit_failed
+    (['b'], True)
+    >>> compare_runs(old, {"documents": [doc("a.png", 0.01)]}).error  # doctest: +ELLIPSIS
+    "the baseline matched none of the 1 document(s) of this run, so nothing was compared: ..."
+    """
+    if significance is not None:
+        significance = parse_significance(significance)
+    if resamples < 0:
+        raise ValueError(f"resamples must be zero or more, got {resamples!r}")
+    tols = resolve_tolerances(tolerances)
+    level = 1.0 - significance if significance is not None else 0.95
+    old_docs = scored_documents(baseline_run)
+    new_docs = scored_documents(current_run)
+    all_current = {doc_key(d): d for d in current_run.get("documents", ())}
+
+    regressions: list[Regression] = []
+    improvements: list[Improvement] = []
+    groups: dict[tuple[str, str], list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+    for key, new_doc in new_docs.items():
+        old_doc = old_docs.get(key)
+        if old_doc is None:
+            continue
+        dataset, engine, doc_id = key
+        reg, imp = document_changes(dataset, engine, doc_id, old_doc["metrics"], new_doc["metrics"], tols)
+        regressions.extend(reg)
+        improvements.extend(imp)
+        groups.setdefault((engine, dataset), []).append((old_doc, new_doc))
+
+    baseline_all = {doc_key(d) for d in baseline_run.get("documents", ())}
+    new_refs = tuple(
+        DocumentRef(*key, "not in the baseline" if key not in baseline_all else "not scored in the baseline")
+        for key in new_docs if key not in old_docs
+    )
+    missing_refs: list[DocumentRef] = []
+    for key in old_docs:
+        if key in new_docs:
+            continue
+        doc = all_current.get(key)
+        reason = "not in this run" if doc is None else f"not scored in this run (outcome {doc.get('outcome')})"
+        missing_refs.append(DocumentRef(*key, reason))
+
+    aggregates: list[AggregateDelta] = []
+    for (engine, dataset), docs in sorted(groups.items()):
+        series = [s for s in (metric_series(metric, docs) for metric in METRICS) if s is not None]
+        series = [s for s in series if None not in s.values()]
+        intervals = paired_bootstrap_intervals(series, len(docs), level=level, resamples=resamples,
+                                               seed=f"{seed}\x00{engine}\x00{dataset}")
+        for s in series:
+            old, new = s.values()
+            assert old is not None and new is not None
+            interval = intervals.get(s.metric)
+            tolerance = tolerance_for(tols, s.metric)
+            allowed = tolerance.allowed(old) if tolerance is not None else None
+            aggregates.append(AggregateDelta(
+                engine, dataset, s.metric, old, new, s.n, interval, level, allowed, tolerance,
+                _verdict(s.metric, old, new, allowed, interval, significance),
+            ))
+    return Comparison(
+        regressions=tuple(regressions),
+        improvements=tuple(improvements),
+        aggregates=tuple(aggregates),
+        new_documents=new_refs,
+        missing_documents=tuple(missing_refs),
+        tolerances=tols,
+        significance=significance,
+        seed=seed,
+        resamples=resamples,
+        baseline_metrics={key: dict(doc["metrics"]) for key, doc in old_docs.items()},
+        compared=sum(len(docs) for docs in groups.values()),
+        baseline_source=baseline_source,
+        baseline_normalization=baseline_run.get("normalization"),
+        error=None if groups else _no_match_message(_label(baseline_source), baseline_run, current_run),
+        warning=_normalization_warning(_label(baseline_source), baseline_run.get("normalization"),
+                                       current_run.get("normalization")),
+    )
+
+
+#: What a run file's ``normalization`` object means when a key is absent (files of pytest-ocrmetrics 0.1.0).
+_ABSENT = {"field_compare": "normalized", "definitions": 1}
+
+
+def describe_normalization(normalization: Mapping[str, Any], other: Mapping[str, Any] | None = None) -> str:
+    """``normalization 'nfc', unit 'grapheme', tokenizer 'whitespace'``: a run file's ``normalization`` in words.
+
+    The field comparison and the metric definitions version are named too when they differ from ``other``.
+    """
+    words = [("normalization", "name"), ("unit", "unit"), ("tokenizer", "tokenizer")]
+    words += [(word, key) for word, key in (("field comparison", "field_compare"), ("metric definitions", "definitions"))
+              if other is not None and _setting(normalization, key) != _setting(other, key)]
+    return ", ".join(f"{word} {str(_setting(normalization, key))!r}" for word, key in words)
+
+
+def _setting(normalization: Mapping[str, Any], key: str) -> Any:
+    return normalization.get(key, _ABSENT.get(key))
+
+
+def _same_normalization(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Same profile, unit and tokenizer, same field comparison and same metric definitions: comparable numbers."""
+    def canonical(n: Mapping[str, Any]) -> tuple[str, ...]:
+        name = str(n.get("name"))
+        try:
+            name = get_profile(name).name  # "NFC+casefold" and "nfc+casefold" are one profile
+        except ValueError:
+            pass
+        return (name, *(str(_setting(n, key)) for key in ("unit", "tokenizer", "field_compare", "definitions")))
+
+    return canonical(a) == canonical(b)
+
+
+def normalization_mismatch(
+    baseline: Mapping[str, Any], current: Mapping[str, Any], *, baseline_name: str, override: str,
+    current_name: str = "this run",
+) -> str | None:
+    """One sentence refusing a baseline made with other normalization settings than ``current``, or ``None``.
+
+    Every score depends on the normalization profile, the character unit and the word tokenizer, so a comparison
+    across them measures the settings, not the OCR. ``override`` names the option that compares anyway.
+
+    >>> normalization_mismatch({"name": "nfc", "unit": "grapheme", "tokenizer": "whitespace"},
+    ...     {"name": "lenient", "unit": "grapheme", "tokenizer": "whitespace"}, baseline_name="--ocr-baseline 'b.json'",
+    ...     override="--ocr-baseline-allow-mismatch")  # doctest: +NORMALIZE_WHITESPACE
+    "--ocr-baseline 'b.json' was made with normalization 'nfc', unit 'grapheme', tokenizer 'whitespace', this run uses
+    normalization 'lenient', unit 'grapheme', tokenizer 'whitespace'; make the baseline again with the same settings
+    or pass --ocr-baseline-allow-mismatch to compare anyway"
+    """
+    if _same_normalization(baseline, current):
+        return None
+    return (f"{baseline_name} was made with {describe_normalization(baseline, current)}, {current_name} uses "
+            f"{describe_normalization(current, baseline)}; make the baseline again with the same settings or pass "
+            f"{override} to compare anyway")
+
+
+def _normalization_warning(label: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str | None:
+    if not old or not new or _same_normalization(old, new):
+        return None
+    return (f"{label} was made with {describe_normalization(old, new)}, "
+            f"this run uses {describe_normalization(new, old)}: "
+            f"compared anyway, so differences may come from these settings rather than from the OCR")
+
+
+def _pairs(docs: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    return sorted({(str(d.get("engine")), str(d.get("dataset"))) for d in docs})
+
+
+def _shown(name: str) -> str:
+    """A name as it is, or escaped (``repr``) when it holds a control, format or unpaired surrogate character."""
+    return name if name.isprintable() else repr(name)
+
+
+def _pairs_text(pairs: Sequence[tuple[str, str]], limit: int = 5) -> str:
+    text = ", ".join(f"{_shown(engine)} / {_shown(dataset)}" for engine, dataset in pairs[:limit]) or "no documents"
+    return text + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
+
+
+def _no_match_message(label: str, baseline_run: Mapping[str, Any], current_run: Mapping[str, Any]) -> str:
+    """Why no document is scored in both runs, in one sentence with the likely cause."""
+    old_all, new_all = list(baseline_run.get("documents", ())), list(current_run.get("documents", ()))
+    old_scored, new_scored = scored_documents(baseline_run), scored_documents(current_run)
+    head = f"{label} matched none of the {len(new_all)} document(s) of this run, so nothing was compared"
+    fix = "make a new baseline from this setup with pytest --ocr-json=PATH"
+    if not old_scored:
+        return (f"{head}: the baseline has no scored document ({len(old_all)} document(s), none passed or failed); "
+                f"{fix}")
+    if not new_scored:
+        return f"{head}: no document of this run was scored (none passed or failed)"
+    old_pairs, new_pairs = _pairs(old_scored.values()), _pairs(new_scored.values())
+    common = sorted(set(old_pairs) & set(new_pairs))
+    if common:
+        engine, dataset = common[0]
+        old_id = next(k[2] for k in old_scored if (k[1], k[0]) == (engine, dataset))
+        new_id = next(k[2] for k in new_scored if (k[1], k[0]) == (engine, dataset))
+        return (f"{head}: both have {_pairs_text(common)} (engine / dataset) but no document id in common "
+                f"(the baseline has e.g. {old_id!r}, this run {new_id!r}), so the documents were probably renamed; "
+                f"{fix}")
+    return (f"{head}: the baseline has {_pairs_text(old_pairs)}, this run has {_pairs_text(new_pairs)} "
+            f"(engine / dataset), so a dataset folder was probably renamed or another engine or dataset was run; {fix}")
+
+
+def _verdict(metric: str, old: float, new: float, allowed: float | None, interval: tuple[float, float] | None,
+             significance: float | None) -> Verdict:
+    if allowed is None:
+        return "ungated"
+    worse = regression(metric, new, old)
+    lower_better = METRICS[metric].lower_is_better
+    if worse > allowed + EPS:
+        if significance is not None:
+            # the whole interval of the delta must lie on the bad side of zero
+            bad_side = interval is not None and (interval[0] > 0 if lower_better else interval[1] < 0)
+            if not bad_side:
+                return "not-significant"
+        return "regression"
+    if -worse > allowed + EPS:
+        if significance is not None:
+            good_side = interval is not None and (interval[1] < 0 if lower_better else interval[0] > 0)
+            if not good_side:
+                return "unchanged"
+        return "improvement"
+    return "unchanged"

@@ -1,0 +1,164 @@
+"""Text that every report can hold: encodable, without raw control characters, and written without loss.
+
+Three separate guarantees, each in one place:
+
+- **encodable** (:func:`clean_text`, :func:`clean_run`): a lone surrogate (``"\\ud800"`` in a JSON ground-truth file
+  or in a server's JSON answer) cannot be written as UTF-8, and a non-character (U+FFFE, U+FFFF, U+nFFFE/U+nFFFF,
+  U+FDD0..U+FDEF) is not allowed in XML. Both are replaced with U+FFFD (``�``) and counted; the run file records the
+  count as ``replaced_characters`` and the terminal summary says so.
+- **visible** (:func:`show_controls`): control characters (NUL, ESC, ...) and the bidirectional embedding, override
+  and isolate controls never reach the HTML, Markdown, CSV or terminal raw. They are shown as marks:
+
+  ===========================================  =========================================================
+  characters                                   shown as
+  ===========================================  =========================================================
+  C0 controls U+0000..U+001F                   their Unicode control picture, U+2400 + code (``␀ ␛ ␍``);
+                                               line feed ``↵`` and tab ``→``
+  DEL U+007F                                   ``␡`` (U+2421)
+  C1 controls U+0080..U+009F (no picture)      their code point in angle brackets: ``⟨U+0085⟩``
+  LRE RLE PDF LRO RLO LRI RLI FSI PDI          their abbreviation in angle brackets: ``⟨RLO⟩``
+  ===========================================  =========================================================
+
+  These are the marks of the terminal's failure excerpts (:mod:`pytest_ocrmetrics.diff`), whose fuller set the
+  terminal tables use. Line breaks and tabs are kept where a report shows text as lines (HTML, CSV cells; Markdown
+  folds them into spaces).
+- **no truncated file** (:func:`write_text_atomic`): a report is written to a temporary file in the same folder and
+  renamed over the old one, so a failure leaves the previous report as it was.
+
+>>> clean_text("A\\ud800B\\ufffe")
+('A�B�', 2)
+>>> show_controls("id\\x1b[31m\\x00 \\u202egnp.exe")
+'id␛[31m␀ ⟨RLO⟩gnp.exe'
+>>> show_controls("two\\nlines", keep="\\n")
+'two\\nlines'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic", "xml_safe"]
+
+REPLACEMENT = "\ufffd"
+
+# lone surrogates and the 66 non-characters
+_UNENCODABLE = re.compile(
+    "[\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    + "".join(f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}" for plane in range(1, 17))
+    + "]"
+)
+_BIDI_NAMES = {"\u202a": "LRE", "\u202b": "RLE", "\u202c": "PDF", "\u202d": "LRO", "\u202e": "RLO",
+               "\u2066": "LRI", "\u2067": "RLI", "\u2068": "FSI", "\u2069": "PDI"}
+_MARKS: dict[int, str] = {code: chr(0x2400 + code) for code in range(0x20)}
+_MARKS.update({0x0A: "\u21b5", 0x09: "\u2192", 0x7F: "\u2421"})
+_MARKS.update({code: f"\u27e8U+{code:04X}\u27e9" for code in range(0x80, 0xA0)})
+_MARKS.update({ord(ch): f"\u27e8{name}\u27e9" for ch, name in _BIDI_NAMES.items()})
+_NEEDS_MARK = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(_BIDI_NAMES) + "]")
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    """``text`` with lone surrogates and non-characters replaced by U+FFFD, and how many were replaced."""
+    cleaned, count = _UNENCODABLE.subn(REPLACEMENT, text)
+    return cleaned, count
+
+
+def clean_run(value: Any) -> tuple[Any, int]:
+    """A copy of a run (or any JSON-like value) with every string, keys included, passed through :func:`clean_text`,
+    and the total count of replaced characters. Values without anything to replace are returned as they are.
+
+    >>> clean_run({"documents": [{"id": "a\\udcff", "metrics": {"cer": 0.5}}]})
+    ({'documents': [{'id': 'a�', 'metrics': {'cer': 0.5}}]}, 1)
+    """
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        total = 0
+        items = []
+        for key, item in value.items():
+            new_key, n_key = clean_text(key) if isinstance(key, str) else (key, 0)
+            new_item, n_item = clean_run(item)
+            total += n_key + n_item
+            items.append((new_key, new_item))
+        return (dict(items) if total else value), total
+    if isinstance(value, (list, tuple)):
+        cleaned = [clean_run(item) for item in value]
+        total = sum(n for _, n in cleaned)
+        if not total:
+            return value, 0
+        return type(value)(item for item, _ in cleaned), total  # type: ignore[call-arg]
+    return value, 0
+
+
+def sanitize_run(run: Any) -> Any:
+    """:func:`clean_run` for a whole run dict, with the count as the run's ``replaced_characters`` when not zero.
+
+    The count adds to the one the run already holds; a run without one (fresh from the results) also counts what its
+    documents' records hold (``replaced_characters`` of a document: replaced on an xdist worker, before the record
+    could be sent). So sanitising twice counts nothing twice, and a clean run comes back unchanged.
+
+    >>> run = sanitize_run({"documents": [{"id": "\\ud800", "replaced_characters": 2}]})
+    >>> run["replaced_characters"], run["documents"][0]["id"]
+    (3, '�')
+    >>> sanitize_run(run)["replaced_characters"]
+    3
+    """
+    cleaned, count = clean_run(run)
+    if "replaced_characters" in cleaned:
+        count += int(cleaned.get("replaced_characters") or 0)
+    else:
+        count += sum(int(doc.get("replaced_characters") or 0) for doc in cleaned.get("documents") or ()
+                     if isinstance(doc, dict))
+    if count:
+        cleaned = dict(cleaned)
+        cleaned["replaced_characters"] = count
+    return cleaned
+
+
+def show_controls(text: str, *, keep: str = "") -> str:
+    """``text`` with control characters and bidi embedding/override/isolate controls shown as visible marks (see
+    the module docstring); the characters in ``keep`` (e.g. ``"\\n\\t"``) stay as they are."""
+    if not _NEEDS_MARK.search(text):
+        return text
+    return _NEEDS_MARK.sub(lambda m: m.group() if m.group() in keep else _MARKS[ord(m.group())], text)
+
+
+def xml_safe(text: str) -> str:
+    """Text for an XML attribute that no writer escapes (pytest's JUnit property names): characters XML 1.0 does
+    not allow become ``#xNN`` as pytest's ``bin_xml_escape`` writes them, non-characters U+FFFD."""
+    text = clean_text(text)[0]
+    return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", lambda m: f"#x{ord(m.group()):02X}", text)
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` as UTF-8 to ``path`` through a temporary file in the same folder, then rename it over ``path``.
+
+    A failure (full disk, a renderer bug, an unencodable character) leaves an existing file at ``path`` as it was
+    and no temporary file behind. Lone surrogates left in ``text`` are written as U+FFFD. Parent folders are
+    created; the new file gets the old file's permissions, or the usual ones (``0o666`` less the umask).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = clean_text(text)[0].encode("utf-8")
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    return path
