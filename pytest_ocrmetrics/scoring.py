@@ -112,19 +112,25 @@ def _lower_keeping_length(text: str) -> str:
     return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
 
 
-def fields_from_text(reference_fields: Mapping[str, Any], text: str, *, ignore_case: bool = False) -> dict[str, Any]:
+def fields_from_text(reference_fields: Mapping[str, Any], text: str, *, ignore_case: bool = False,
+                     join_lines: bool = False) -> dict[str, Any]:
     """Locate each reference field's value in plain OCR text, for engines that return no structured fields.
 
     Each (flattened) reference value is aligned to its best-matching span of ``text`` (rapidfuzz
     ``partial_ratio_alignment``); that span, as written in ``text``, is taken as the extracted value and compared
     like any extracted field. With ``ignore_case`` (what :func:`score_document` uses when the field comparison
     ignores case: ``lowercase``, the default, ``normalized`` and ``fuzzy``) the value is located
-    case-insensitively. Nested objects are handled by key path; list values are matched element by element.
+    case-insensitively. With ``join_lines`` (every comparison but ``exact``), a span found across line breaks for a
+    reference value written on one line has its whitespace runs read as single spaces: the page's layout broke the
+    line, the engine did not misread the value (an address printed over two lines). Nested objects are handled by
+    key path; list values are matched element by element.
 
     >>> fields_from_text({"total": "60.30", "date": "19/10/2018"}, "TOTAL RM 60.30\\nDATE 19/10/2018 20:49")
     {'total': '60.30', 'date': '19/10/2018'}
     >>> fields_from_text({"city": "JOHOR BAHRU"}, "Johor Bahru, Malaysia", ignore_case=True)
     {'city': 'Johor Bahru'}
+    >>> fields_from_text({"address": "12 Harbour Road, Brighton"}, "12 Harbour Road,\\nBrighton", join_lines=True)
+    {'address': '12 Harbour Road, Brighton'}
     """
     from rapidfuzz import fuzz
 
@@ -142,9 +148,10 @@ def fields_from_text(reference_fields: Mapping[str, Any], text: str, *, ignore_c
         if alignment is None or alignment.score == 0:
             return None
         # partial_ratio_alignment aligns the shorter string inside the longer one
-        if len(needle) <= len(text):
-            return text[alignment.dest_start:alignment.dest_end]
-        return text
+        span = text[alignment.dest_start:alignment.dest_end] if len(needle) <= len(text) else text
+        if join_lines and "\n" not in str(value) and "\n" in span:
+            span = " ".join(span.split())
+        return span
 
     return {key: locate(value) for key, value in reference_fields.items()}
 
@@ -209,7 +216,8 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         from pytest_ocrmetrics.metrics.fields import field_f1
 
         extracted = output.fields if output.fields is not None else fields_from_text(
-            document.fields, output.text, ignore_case=options.field_compare != "exact")  # as field_f1 compares
+            document.fields, output.text, ignore_case=options.field_compare != "exact",  # as field_f1 compares
+            join_lines=options.field_compare != "exact")
         result = field_f1(document.fields, extracted, compare=options.field_compare)  # type: ignore[arg-type]
         metrics["field_f1"] = float(result.f1)
         metrics["field_precision"] = float(result.precision)

@@ -32,6 +32,19 @@ def test_field_f1_of_a_text_engine_ignores_case_when_the_comparison_does() -> No
     assert exact.metrics["field_f1"] < 1.0  # exact comparison keeps case: located case-sensitively
 
 
+def test_the_default_comparison_reads_a_value_broken_over_lines_as_one_line() -> None:
+    """The specification's lowercase comparison (the default) on an address the page printed over two lines."""
+    document = Document("r.jpg", "receipts", None, None, fields=FIELDS)
+    score = score_document(document, OcrOutput(text=RECEIPT), engine="e")
+    assert score.metrics["field_f1"] == 1.0, score.details["fields"]
+    assert fields_from_text(FIELDS, RECEIPT, ignore_case=True)["address"].count("\n") == 1  # not joined unless asked
+    joined = fields_from_text(FIELDS, RECEIPT, ignore_case=True, join_lines=True)["address"]
+    assert joined == "27, Jalan Dedap 13, Taman Johor Jaya, 81100 Johor Bahru, Johor."
+    multi_line = {"address": "TAMAN JOHOR JAYA,\n81100 JOHOR BAHRU"}  # a reference written over lines keeps them
+    assert fields_from_text(multi_line, RECEIPT, ignore_case=True, join_lines=True)["address"] == (
+        "Taman Johor Jaya,\n81100 Johor Bahru")
+
+
 def test_case_folding_that_changes_length_keeps_offsets() -> None:
     # "İ".lower() is two code points: the located span must still be cut from the right place
     found = fields_from_text({"city": "ISTANBUL"}, "İzmir, Istanbul, Ankara", ignore_case=True)
