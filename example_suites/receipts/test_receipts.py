@@ -1,7 +1,8 @@
 """Receipts: the full text (CER) and the key fields a bookkeeping system needs (company, address, date, total).
 
 Each test runs once per receipt and engine (ids ``<engine>-<document id>``). The engines used here return plain
-text, so each field is located in the OCR text and compared after normalizing dates and amounts.
+text, so each field is located in the OCR text and compared the specification's way (``str(v).strip().lower()``);
+``--ocr-field-compare=normalized`` also folds dates, amounts and punctuation.
 
 The limits below are for clean receipts. The degraded variants (``*_blur``, ``*_noise``, ``*_rotated``) carry relaxed
 per-document thresholds in ``data/ground_truth.json`` (``"thresholds": {"cer": 0.15, "field_f1": 0.25}``), which take
