@@ -1,0 +1,324 @@
+"""The HTTP side of ``ocrmetrics serve``: the standard library's :class:`~http.server.ThreadingHTTPServer`.
+
+Routes:
+
+- ``GET /``: the page, one HTML document with its stylesheet and script inlined and allowed by a hash-based
+  Content-Security-Policy (nothing is fetched from elsewhere; the page works offline);
+- ``POST /api/analyze`` (JSON) and ``POST /api/batch`` (``multipart/form-data``): see :mod:`pytest_ocrmetrics.serve.api`;
+- with ``--run``: ``GET /api/run`` (the run's documents) and ``GET /api/run/document?index=N`` (one document's
+  reference and output). The run file is read once, at start; no request names a file, and no request makes the
+  server read or write one.
+
+Every answer of the API is JSON; an error is ``{"error": "one sentence"}`` with a 4xx status. A body is refused with
+413 from its ``Content-Length`` before any of it is read; a body without a length (chunked) is refused with 411.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+from dataclasses import dataclass
+from html import escape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any, Mapping
+
+from pytest_ocrmetrics.reporting.assets import csp_hash
+from pytest_ocrmetrics.reporting.safe_text import clean_run
+from pytest_ocrmetrics.serve.api import MAX_BODY_BYTES, ApiError, analyze, batch, parse_multipart
+
+__all__ = ["EvaluatorServer", "make_server", "serve_in_thread", "run_documents", "page_html", "is_loopback"]
+
+_READ_TIMEOUT_S = 30.0  # a client that stops sending mid-request is cut off after this long without a byte
+_LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine (``127.0.0.1``, ``::1``, ``localhost``)."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _asset(name: str) -> str:
+    return resources.files("pytest_ocrmetrics.serve").joinpath("static", name).read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Page:
+    """The page's HTML and the Content-Security-Policy that lets exactly its own style and script run."""
+
+    html: bytes
+    csp: str
+
+
+def page_html(*, run_label: str | None = None) -> Page:
+    """The page, with ``page.css`` and ``page.js`` (package data) inlined; a ``run_label`` (the run file's name, shown
+    on the page) turns on the Run tab."""
+    css, js = _asset("page.css"), _asset("page.js")
+    html = (_asset("page.html").replace("/*CSS*/", css).replace("/*JS*/", js)
+            .replace("{{RUN_LABEL}}", escape(run_label or "", quote=True))
+            .replace("{{RUN_MODE}}", "false" if run_label is None else "true"))
+    csp = (f"default-src 'none'; style-src {csp_hash(css)}; script-src {csp_hash(js)}; connect-src 'self'; "
+           "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    return Page(html.encode("utf-8"), csp)
+
+
+def run_documents(run: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The list ``GET /api/run`` answers: per document its index, id, dataset, engine, outcome, message, a few
+    metrics and whether both texts are in the run file (a document whose engine failed has no output)."""
+    listing = []
+    for index, doc in enumerate(run.get("documents", ())):
+        metrics = doc.get("metrics") or {}
+        listing.append({
+            "index": index, "id": doc.get("id"), "dataset": doc.get("dataset"), "engine": doc.get("engine"),
+            "outcome": doc.get("outcome"), "message": doc.get("message"),
+            "metrics": {k: metrics[k] for k in ("cer", "wer", "crr", "word_f1") if isinstance(metrics.get(k), (int, float))},
+            "has_texts": isinstance(doc.get("reference"), str) and isinstance(doc.get("hypothesis"), str),
+        })
+    return listing
+
+
+class EvaluatorServer(ThreadingHTTPServer):
+    """A threading HTTP server holding the page and, with a run, the run (read once, before serving)."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+    quiet = False  # True: no access log on stderr
+
+    def __init__(self, address: tuple[str, int], *, run: Mapping[str, Any] | None = None,
+                 run_label: str | None = None) -> None:
+        host = address[0]
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, EvaluatorHandler)
+        self.run = clean_run(dict(run))[0] if run is not None else None
+        self.documents = run_documents(self.run) if self.run is not None else []
+        self.page = page_html(run_label=(run_label or "the run") if run is not None else None)
+        self.loopback = is_loopback(host)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        shown = f"[{host}]" if ":" in str(host) else str(host)
+        if shown in ("0.0.0.0", "[::]"):
+            shown = "127.0.0.1" if shown == "0.0.0.0" else "[::1]"
+        return f"http://{shown}:{port}/"
+
+
+class EvaluatorHandler(BaseHTTPRequestHandler):
+    server: EvaluatorServer
+    protocol_version = "HTTP/1.1"
+    server_version = "ocrmetrics-serve"
+    timeout = _READ_TIMEOUT_S
+
+    # ------------------------------------------------------------------------------------------------ plumbing
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        if self.server.quiet:
+            return
+        sys.stderr.write(f"{self.address_string()} - {format % args}\n")
+
+    def _send(self, status: int, body: bytes, content_type: str, extra: Mapping[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Cache-Control", "no-store")
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, data: Any) -> None:
+        body = json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        self._send(status, body, "application/json; charset=utf-8")
+
+    def _error(self, status: int, message: str) -> None:
+        self._json(status, {"error": message})
+
+    def _host_allowed(self) -> bool:
+        """On a loopback address only requests for a loopback host name are answered (a web page elsewhere cannot
+        reach the API through DNS rebinding)."""
+        if not self.server.loopback:
+            return True
+        host = (self.headers.get("Host") or "").strip()
+        if host.startswith("["):
+            name = host[1:].partition("]")[0]
+        else:
+            name = host.rpartition(":")[0] if host.count(":") == 1 else host
+        return is_loopback(name)
+
+    def _body_length(self) -> int:
+        """The request's declared body length, checked against the limit before anything is read."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True
+            raise ApiError(411, "send the body with a Content-Length (chunked uploads are not accepted)")
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            self.close_connection = True
+            raise ApiError(411, "the request has no Content-Length; send the body with its length")
+        try:
+            length = int(raw)
+            if length < 0:
+                raise ValueError
+        except ValueError:
+            self.close_connection = True
+            raise ApiError(400, f"Content-Length {raw!r} is not a byte count") from None
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            raise ApiError(413, f"the request body is {length / 1048576:.1f} MB, over the {MAX_BODY_BYTES // 1048576} MB "
+                                "limit; upload smaller or fewer files")
+        return length
+
+    def handle_expect_100(self) -> bool:
+        """Refuse an oversized body before the client sends it (``Expect: 100-continue``, as curl does)."""
+        try:
+            self._body_length()
+        except ApiError as exc:
+            self._error(exc.status, exc.message)
+            return False
+        return super().handle_expect_100()
+
+    def _read_body(self, length: int) -> bytes:
+        chunks, left = [], length
+        while left > 0:
+            chunk = self.rfile.read(min(left, 1 << 20))
+            if not chunk:
+                self.close_connection = True
+                raise ApiError(400, f"the request body ended after {length - left} of {length} bytes")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _linger(self, length: int) -> None:
+        """After refusing a body unread: stop writing, then drop what the client still sends (at most ``length``
+        bytes, at most 2 seconds) so that closing the socket does not reset the connection before the client has
+        read the answer."""
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + 2.0
+            left = length
+            self.connection.settimeout(0.5)
+            while left > 0 and time.monotonic() < deadline:
+                data = self.connection.recv(min(left, 1 << 16))
+                if not data:
+                    break
+                left -= len(data)
+        except OSError:
+            pass
+
+    # ------------------------------------------------------------------------------------------------- routes
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        if not self._host_allowed():
+            self._error(421, "this server only answers requests for localhost or 127.0.0.1")
+            return
+        url = urllib.parse.urlsplit(self.path)
+        if url.path in ("/", "/index.html"):
+            self._send(200, self.server.page.html, "text/html; charset=utf-8",
+                       {"Content-Security-Policy": self.server.page.csp, "X-Frame-Options": "DENY"})
+        elif url.path == "/api/run":
+            if self.server.run is None:
+                self._error(404, "no run is open; start the server with ocrmetrics serve --run RUN.json")
+                return
+            self._json(200, {"documents": self.server.documents,
+                             "normalization": self.server.run.get("normalization"),
+                             "created": self.server.run.get("created")})
+        elif url.path == "/api/run/document":
+            self._run_document(urllib.parse.parse_qs(url.query))
+        elif url.path.startswith("/api/"):
+            self._error(404, f"no API endpoint {url.path}; the endpoints are POST /api/analyze, POST /api/batch"
+                             + (", GET /api/run, GET /api/run/document?index=N" if self.server.run is not None else ""))
+        else:
+            self._error(404, f"nothing at {url.path}; the page is at /")
+
+    def _run_document(self, query: Mapping[str, list[str]]) -> None:
+        if self.server.run is None:
+            self._error(404, "no run is open; start the server with ocrmetrics serve --run RUN.json")
+            return
+        raw = (query.get("index") or [""])[0]
+        count = len(self.server.documents)
+        if not raw.isdigit() or int(raw) >= count:
+            self._error(400, f"index must be a document number from 0 to {count - 1}, got {raw!r}")
+            return
+        doc = self.server.run["documents"][int(raw)]
+        self._json(200, {**self.server.documents[int(raw)],
+                         "reference": doc.get("reference"), "hypothesis": doc.get("hypothesis")})
+
+    def do_POST(self) -> None:
+        declared = (self.headers.get("Content-Length") or "").strip()
+        unread = int(declared) if declared.isdigit() else 0  # what a refused request may still be sending
+        try:
+            if not self._host_allowed():
+                self.close_connection = True
+                raise ApiError(421, "this server only answers requests for localhost or 127.0.0.1")
+            path = urllib.parse.urlsplit(self.path).path
+            if path not in ("/api/analyze", "/api/batch"):
+                self.close_connection = True
+                raise ApiError(404, f"no API endpoint POST {path}; use POST /api/analyze or POST /api/batch")
+            body = self._read_body(self._body_length())
+            unread = 0
+            content_type = self.headers.get("Content-Type") or ""
+            if path == "/api/analyze":
+                if content_type.split(";")[0].strip().lower() != "application/json":
+                    raise ApiError(415, "send the body as application/json")
+                try:
+                    data = json.loads(body.decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    raise ApiError(400, f"the body is not UTF-8 (byte {exc.start}); send JSON in UTF-8") from None
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    raise ApiError(400, f"the body is not valid JSON ({exc})") from None
+                result = analyze(data)
+            else:
+                result = batch(parse_multipart(body, content_type))
+        except ApiError as exc:
+            self._error(exc.status, exc.message)
+            if self.close_connection and unread:
+                self._linger(unread)
+            return
+        except Exception as exc:  # a defect: the page still gets an answer it can show, the log the traceback
+            traceback.print_exc(file=sys.stderr)
+            self.close_connection = True
+            self._error(500, f"internal error ({type(exc).__name__}: {exc}); please report it with the input that "
+                             "caused it")
+            return
+        self._json(200, result)
+
+
+def make_server(host: str = "127.0.0.1", port: int = 8765, *, run: Mapping[str, Any] | None = None,
+                run_label: str | None = None, quiet: bool = False) -> EvaluatorServer:
+    """A bound, not yet serving, evaluator server (``port=0`` picks a free port; see ``server.url``).
+
+    >>> server = make_server(port=0, quiet=True)
+    >>> server.url.startswith("http://127.0.0.1:")
+    True
+    >>> server.server_close()
+    """
+    server = EvaluatorServer((host, port), run=run, run_label=run_label)
+    server.quiet = quiet
+    return server
+
+
+def serve_in_thread(server: EvaluatorServer) -> threading.Thread:
+    """Start ``server.serve_forever`` in a daemon thread (for tests and notebooks); stop with ``server.shutdown()``."""
+    thread = threading.Thread(target=server.serve_forever, name="ocrmetrics-serve", daemon=True)
+    thread.start()
+    return thread
