@@ -6,6 +6,8 @@
 (2) Tesseract on real pages, cold cache vs warm cache. With ``--suite PATH`` (an example suite folder) the whole
     pytest run is timed twice with one cache folder; otherwise the engine + cache are timed directly on
     ``../shared/data/sroie_receipts`` images. Target: warm >= 20x faster.
+(3) The same documents through whole pytest runs, without xdist and with ``-n 2`` (each worker prefetches the
+    documents of the tests it was given). Target: ``-n 2`` never slower.
 
 Run from the repository root::
 
@@ -69,6 +71,38 @@ def bench_concurrency(documents: int, latency_s: float, concurrency: int) -> Non
         ratio = timings[1] / timings[concurrency]
         print(f"    speed-up concurrency {concurrency} vs 1: {ratio:.1f}x (target >= 10x); "
               f"server saw at most {server.max_in_flight} requests in flight")
+
+
+def bench_xdist(documents: int, latency_s: float, concurrency: int, repeat: int = 3) -> None:
+    """Whole pytest runs against the fake server: no xdist vs ``-n 2`` (each worker prefetches its own tests)."""
+    import json
+    import statistics
+
+    fake_server = _fake_server_module()
+    with tempfile.TemporaryDirectory() as tmp, fake_server.FakeChatServer(latency_s=latency_s) as server:
+        root = Path(tmp)
+        (root / "data" / "images").mkdir(parents=True)
+        truth = {}
+        for index in range(documents):
+            name = f"page{index:03d}.png"
+            (root / "data" / "images" / name).write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(64))
+            truth[name] = {"full_text": "text"}
+        (root / "data" / "ground_truth.json").write_text(json.dumps(truth), encoding="utf-8")
+        base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ocr-dataset=data",
+                "--ocr-engine=openai", f"--ocr-engine-option=openai.base_url={server.base_url}",
+                "--ocr-engine-option=openai.model=fake-vlm", f"--ocr-concurrency={concurrency}", "--ocr-no-cache"]
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        runs: dict[str, list[float]] = {"no xdist": [], "-n 2": []}
+        for _ in range(repeat):  # interleaved
+            for label, extra in (("no xdist", []), ("-n 2", ["-n", "2"])):
+                started = time.perf_counter()
+                subprocess.run(base + extra, cwd=root, env=env, capture_output=True, check=False)
+                runs[label].append(time.perf_counter() - started)
+        plain, xdist = statistics.median(runs["no xdist"]), statistics.median(runs["-n 2"])
+        print(f"(3) whole pytest runs, {documents} documents, {latency_s * 1000:.0f} ms latency, "
+              f"--ocr-concurrency={concurrency}, median of {repeat}")
+        print(f"    no xdist: {plain:6.2f} s   -n 2: {xdist:6.2f} s   -n 2 / no xdist: {xdist / plain:.2f} "
+              f"(target <= 1); server saw at most {server.max_in_flight} requests in flight")
 
 
 def _shared_documents(limit: int) -> tuple[str, list[Document]]:
@@ -140,8 +174,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tesseract-documents", type=int, default=8)
     parser.add_argument("--suite", type=Path, help="time this example suite with pytest instead of the engine alone")
     parser.add_argument("--skip-tesseract", action="store_true")
+    parser.add_argument("--skip-xdist", action="store_true", help="skip (3), whole pytest runs with and without -n 2")
     args = parser.parse_args(argv)
     bench_concurrency(args.documents, args.latency, args.concurrency)
+    if not args.skip_xdist:
+        bench_xdist(args.documents, args.latency, 8)
     if not args.skip_tesseract:
         if args.suite:
             bench_cache_suite(args.suite)

@@ -1,13 +1,14 @@
-"""Plugin overhead: 2,000 documents through the replay engine vs a plain parametrized pytest test.
+"""Plugin overhead and memory: N documents through the replay engine vs a plain parametrized pytest test.
 
-Both runs score the same texts; the plugin run computes the full default metric set and writes JUnit XML and the
-JSON run file, the plain run computes CER with rapidfuzz in a hand-written parametrized test and writes JUnit XML.
-Each is run once to warm up and then ``--repeat`` times in a fresh ``pytest`` subprocess, with bytecode caching on
+Both runs score the same texts; the plugin run computes the default metric set (with a CER threshold) and writes JUnit
+XML and the JSON run file, the plain run computes CER with rapidfuzz in a hand-written parametrized test and writes
+JUnit XML. For each size, one warm-up run of each, then ``--repeat`` rounds that run plain and plugin back to back
+(interleaved, so a noisy neighbour slows both), each a fresh ``pytest`` subprocess with bytecode caching on
 (``PYTHONDONTWRITEBYTECODE`` removed: otherwise pytest re-parses and assertion-rewrites every plugin module on every
-run, a start-up cost users do not pay); the script prints the best wall times and their ratio
-(target: plugin <= 1.5x plain).
+run, a start-up cost users do not pay). Prints the median wall times and their ratio (target: plugin <= 1.5x plain,
+growing linearly) and the peak resident memory of each process (``ru_maxrss`` from ``wait4``; target <= 2x plain).
 
-    python benchmarks/bench_plugin.py [--documents 2000] [--repeat 3]
+    python benchmarks/bench_plugin.py [--documents 500 2000 8000 20000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -77,39 +79,68 @@ def make_suite(root: Path, documents: int, seed: int = 0) -> None:
     (root / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
 
 
-def _run(args: list[str], cwd: Path) -> float:
+def _run(args: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds and peak resident memory (MB) of one pytest process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=cwd,
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    output = proc.stdout.read() if proc.stdout is not None else b""
+    _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"pytest {' '.join(args)} failed with exit code {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return elapsed
+        raise SystemExit(f"pytest {' '.join(args)} failed with exit code {proc.returncode}:\n"
+                         f"{output.decode(errors='replace')[-3000:]}")
+    return elapsed, usage.ru_maxrss / 1024  # Linux: kilobytes
+
+
+PLAIN_ARGS = ["test_plain.py", "-p", "no:ocrmetrics", "--junitxml=plain.xml"]
+PLUGIN_ARGS = ["data", "--ocr-dataset=data", "--ocr-engine=replay:preds", "--ocr-max=cer:0.5", "--junitxml=ocr.xml",
+               "--ocr-json=run.json"]
+
+
+def measure(documents: int, repeat: int) -> dict[str, float]:
+    """Median wall time and peak memory of the plain and the plugin run at ``documents``, and the output sizes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        make_suite(root, documents)
+        _run(PLAIN_ARGS, root), _run(PLUGIN_ARGS, root)  # warm-up: bytecode caches, page cache
+        plain, plugin = [], []
+        for _ in range(repeat):
+            plain.append(_run(PLAIN_ARGS, root))
+            plugin.append(_run(PLUGIN_ARGS, root))
+        run = json.loads((root / "run.json").read_text(encoding="utf-8"))
+        assert len(run["documents"]) == documents, "the plugin run did not score every document"
+        return {
+            "plain_s": statistics.median(t for t, _ in plain), "plugin_s": statistics.median(t for t, _ in plugin),
+            "plain_mb": statistics.median(m for _, m in plain), "plugin_mb": statistics.median(m for _, m in plugin),
+            "run_file_mb": (root / "run.json").stat().st_size / 2**20, "junit_mb": (root / "ocr.xml").stat().st_size / 2**20,
+        }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--documents", type=int, default=2000)
+    parser.add_argument("--documents", type=int, nargs="+", default=[500, 2000, 8000, 20000])
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        make_suite(root, options.documents)
-        plain_args = ["test_plain.py", "-p", "no:ocrmetrics", "--junitxml=plain.xml"]
-        plugin_args = ["data", "--ocr-dataset=data", "--ocr-engine=replay:preds", "--ocr-max=cer:0.5", "--junitxml=ocr.xml",
-                       "--ocr-json=run.json"]
-        _run(plain_args, root), _run(plugin_args, root)  # warm-up: bytecode caches
-        plain = min(_run(plain_args, root) for _ in range(options.repeat))
-        plugin = min(_run(plugin_args, root) for _ in range(options.repeat))
-        no_intervals = min(_run([*plugin_args, "--ocr-bootstrap=0"], root) for _ in range(options.repeat))
-        run = json.loads((root / "run.json").read_text(encoding="utf-8"))
-        assert len(run["documents"]) == options.documents, "the plugin run did not score every document"
-    print(f"documents: {options.documents}, best of {options.repeat} runs (wall time of a whole pytest process)")
-    print(f"{'run':<44}{'seconds':>10}{'ratio':>8}")
-    print(f"{'plain parametrized test (rapidfuzz CER)':<44}{plain:>10.2f}{1.0:>8.2f}")
-    print(f"{'pytest-ocrmetrics (full metrics, JUnit+JSON)':<44}{plugin:>10.2f}{plugin / plain:>8.2f}")
-    print(f"{'  the same with --ocr-bootstrap=0':<44}{no_intervals:>10.2f}{no_intervals / plain:>8.2f}")
+    rows = []
+    for documents in options.documents:
+        rows.append((documents, measure(documents, options.repeat)))
+        print(f"measured {documents} documents", file=sys.stderr, flush=True)
+    print(f"median of {options.repeat} interleaved runs (wall time of a whole pytest process; plugin: default metrics, "
+          "CER threshold, JUnit + run file)")
+    print(f"| documents | plain (s) | plugin (s) | plugin / plain | plugin ms / document |")
+    print("|---|---|---|---|---|")
+    for documents, r in rows:
+        print(f"| {documents:,} | {r['plain_s']:.2f} | {r['plugin_s']:.2f} | **{r['plugin_s'] / r['plain_s']:.2f}x** | "
+              f"{1000 * r['plugin_s'] / documents:.2f} |")
+    print()
+    print("| documents | peak memory plain (MB) | plugin (MB) | plugin / plain | run file (MB) | JUnit XML (MB) |")
+    print("|---|---|---|---|---|---|")
+    for documents, r in rows:
+        print(f"| {documents:,} | {r['plain_mb']:.0f} | {r['plugin_mb']:.0f} | **{r['plugin_mb'] / r['plain_mb']:.2f}x** | "
+              f"{r['run_file_mb']:.1f} | {r['junit_mb']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -126,6 +126,12 @@ def failure_message(score: DocumentScore, threshold: Threshold, value: float) ->
     fields = score.details.get("fields")
     if spec.requires == "fields" and fields:
         return head + "".join(f"\n{line}" for line in _field_lines(fields))
+    facts = score.details.get("facts")
+    if spec.requires == "facts" and facts:
+        failing = [fact for fact in facts if not fact.get("passed")]
+        more = f"\n  and {len(failing) - 10} more" if len(failing) > 10 else ""
+        return head + "".join(f"\n- fact {fact['id']!r} ({fact['type']}) failed: {fact.get('explanation') or ''}"
+                              for fact in failing[:10]) + more
     json_details = score.details.get("json")
     if spec.requires == "schema" and json_details:
         errors = json_details.get("errors") or []
@@ -154,7 +160,7 @@ def assert_metric(
         raise TypeError(f"assert_metric({metric!r}) needs a threshold (none given and none in the ground truth)")
     if metric not in score.metrics:
         needs = {"fields": "ground-truth fields", "schema": "a JSON schema", "lines": "a reference text",
-                 "text": "a reference text", "answers": "accepted answers"}[spec.requires]
+                 "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts"}[spec.requires]
         raise AssertionError(
             f"{metric} was not computed for document {score.document.id!r}: it needs {needs}"
             + (" (add it with --ocr-metric)" if spec.requires == "text" else "")

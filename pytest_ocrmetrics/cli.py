@@ -6,12 +6,18 @@
     ocrmetrics score FOLDER                              batch: FOLDER/gt.txt against every FOLDER/<model>_out.txt
     ocrmetrics compare BASE.json NEW.json --max-regression=cer:0.005 [--gate=...] [--significance=0.05]
     ocrmetrics report RUN.json --html out.html [--csv out.csv] [--markdown out.md] [--baseline BASE.json]
+                      [--biblicus OUT.json [--pipeline NAME]] [--benchmark-dir DIR]
+    ocrmetrics biblicus-compare A.json [B.json] [--pipeline NAME --pipeline NAME] [--json]
+                                                         two pipelines metric by metric with a winner column
     ocrmetrics evaluate LABEL_FILE --engine NAME [--base-path DIR] [--conf-threshold X] [--max-images N] [--json]
     ocrmetrics serve [--host 127.0.0.1] [--port 8765] [--open] [--run RUN.json]   the evaluator page in a browser
+    ocrmetrics merge SHARD.json... -o RUN.json [--gate=...] [--baseline BASE.json --max-regression=...]
+                                                         the run files of a sharded run (pytest --ocr-shard=K/N) as one
 
 Exit codes: 0 success, 1 a regression, a failing gate or a baseline that matched no document of the run
-(``compare``), 2 a usage error (bad option, bad gate or tolerance expression, a file that is missing, not a run
-file or holding NaN, runs made with other normalization settings without ``--allow-mismatch``). ``compare`` follows
+(``compare``, ``merge``), 2 a usage error (bad option, bad gate or tolerance expression, a file that is missing, not a
+run file or holding NaN, runs made with other normalization settings without ``--allow-mismatch``, run files that
+``merge`` refuses). ``compare`` and ``merge`` follow
 exactly the rules of the plugin's ``--ocr-baseline`` (see :mod:`pytest_ocrmetrics.gating`).
 """
 
@@ -207,6 +213,7 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
         written = write_reports(
             run, Verdict(tuple(gates), comparison),
             html=getattr(args, "html", None), csv=getattr(args, "csv", None), markdown=getattr(args, "markdown", None),
+            json_path=getattr(args, "output", None),
             html_options={"image_root": image_root, "max_details": args.max_details} if getattr(args, "html", None) else None,
         )
     except ReportError as exc:
@@ -214,7 +221,7 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
             print(f"ocrmetrics {args.command}: error: {problem}", file=sys.stderr)
         args.reports_failed = True
         written = exc.written
-    titles = {"html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
+    titles = {"json": "run file", "html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
     return [f"{titles[kind]}: {path}" for kind, path in written.items()]
 
 
@@ -257,17 +264,189 @@ def _image_root(args: argparse.Namespace, run_path: str) -> Path:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
-    if not (args.html or args.csv or args.markdown):
-        raise UsageError("nothing to write: give at least one of --html PATH, --csv PATH, --markdown PATH")
+    if not (args.html or args.csv or args.markdown or args.biblicus or args.benchmark_dir):
+        raise UsageError("nothing to write: give at least one of --html PATH, --csv PATH, --markdown PATH, "
+                         "--biblicus PATH, --benchmark-dir DIR")
+    if args.pipeline is not None and not args.biblicus:
+        raise UsageError("--pipeline chooses the pipeline of the Biblicus report; give --biblicus PATH too")
     run = _load(args.run, "")
+    biblicus = _biblicus_report(args, run) if args.biblicus else None  # a missing metric: nothing written
     comparison = _comparison(args, _load(args.baseline, "baseline"), run) if args.baseline else None
     for kind, text in (("error", comparison and comparison.error), ("warning", comparison and comparison.warning)):
         if text:  # the reports say it too; a report never fails the build, compare does
             print(f"ocrmetrics report: {kind}: {text}", file=sys.stderr)
     gates = evaluate_gates(args.gate or [], run.get("summary", ()))
-    for line in _write_reports(args, run, comparison, gates, _image_root(args, args.run)):
+    if args.html or args.csv or args.markdown:
+        for line in _write_reports(args, run, comparison, gates, _image_root(args, args.run)):
+            print(line, file=out)
+    for line in _write_protocol_files(args, run, biblicus):
         print(line, file=out)
     return _exit_code(args, 0)
+
+
+# ------------------------------------------------------------------------------- Biblicus / benchmark protocol
+
+
+def _biblicus_report(args: argparse.Namespace, run: dict[str, Any]) -> dict[str, Any]:
+    from pytest_ocrmetrics.reporting.biblicus import BiblicusError, biblicus_report
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
+    try:
+        return biblicus_report(run, args.pipeline, source=f"run file {args.run!r}")
+    except BiblicusError as exc:  # engine names from the file: control characters shown as marks
+        raise UsageError(show_controls(str(exc))) from None
+
+
+def _write_protocol_files(args: argparse.Namespace, run: dict[str, Any], biblicus: dict[str, Any] | None) -> list[str]:
+    """Write the Biblicus report and the benchmark protocol's folder; one ``KIND: PATH`` line per file written. A
+    file that cannot be written is one line on stderr and exit code 2, as for the other reports."""
+    from pytest_ocrmetrics.reporting.benchmark import write_benchmark_dir
+    from pytest_ocrmetrics.reporting.safe_text import write_text_atomic
+
+    lines = []
+    try:
+        if biblicus is not None:
+            text = json.dumps(biblicus, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+            lines.append(f"Biblicus report: {write_text_atomic(args.biblicus, text)}")
+        if args.benchmark_dir:
+            lines += [f"benchmark file: {path}" for path in write_benchmark_dir(run, args.benchmark_dir)]
+    except (OSError, ValueError) as exc:
+        print(f"ocrmetrics {args.command}: error: cannot write {getattr(exc, 'filename', None) or 'a report'}: "
+              f"{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        args.reports_failed = True
+    return lines
+
+
+def _cmd_biblicus_compare(args: argparse.Namespace, out: TextIO) -> int:
+    """``ocrmetrics biblicus-compare``: two pipelines (from run files or Biblicus reports) metric by metric."""
+    import difflib
+
+    from pytest_ocrmetrics.reporting.biblicus import (BiblicusError, compare_pipelines, comparison_names,
+                                                      pipelines_of, render_comparison, run_pipelines)
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
+    pipelines: list[dict[str, Any]] = []
+    try:
+        loaded = []
+        for path in args.files:
+            try:
+                data = json.loads(Path(path).read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise UsageError(f"{path!r} does not exist") from None
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raise UsageError(f"{path!r} is not a JSON run file or Biblicus report ({exc})") from None
+            if isinstance(data, dict) and "schema" in data:  # a run file: validated as compare and report do
+                data = _load(path, "")
+            loaded.append((path, data))
+        if args.pipeline:  # names checked before any report is built: a typo is said as a typo
+            names = [name for path, data in loaded for name in
+                     (pipelines_of(data) if isinstance(data, dict) and "schema" in data else
+                      [p["pipeline_name"] for p in run_pipelines(data, repr(path))])]
+            for wanted in args.pipeline:
+                if wanted not in names:
+                    close = difflib.get_close_matches(wanted, names, n=1)
+                    hint = f"did you mean {close[0]!r}? " if close else ""
+                    raise UsageError(f"--pipeline {wanted!r}: no such pipeline in the files; {hint}they have "
+                                     f"{', '.join(map(repr, names))}")
+        for path, data in loaded:
+            pipelines += run_pipelines(data, repr(path), only=args.pipeline)
+        if args.pipeline:
+            pipelines = [next(p for p in pipelines if p["pipeline_name"] == wanted) for wanted in args.pipeline]
+        if len(pipelines) != 2:
+            names = ", ".join(repr(p["pipeline_name"]) for p in pipelines) or "none"
+            raise UsageError(f"give exactly two pipelines to compare, found {len(pipelines)} ({names}); choose two "
+                             f"with --pipeline NAME --pipeline NAME")
+    except BiblicusError as exc:
+        raise UsageError(show_controls(str(exc))) from None
+    except UsageError as exc:
+        raise UsageError(show_controls(str(exc))) from None
+    first, second = pipelines
+    rows = compare_pipelines(first, second, decimals=args.decimals)
+    if args.json:
+        names = comparison_names(first, second)
+        from pytest_ocrmetrics.reporting.safe_text import clean_text
+
+        data = {"pipelines": list(names), "rows": [row.to_dict(names) for row in rows]}
+        out.write(clean_text(json.dumps(data, indent=2, ensure_ascii=False))[0] + "\n")  # lone surrogates: U+FFFD
+    else:
+        for line in render_comparison(first, second, rows, decimals=args.decimals):
+            print(line, file=out)
+    return 0
+
+
+def _add_biblicus_compare_parser(sub: Any) -> None:
+    compare = sub.add_parser(
+        "biblicus-compare", help="two pipelines metric by metric with a winner column (Biblicus's comparison)",
+        description="Compare two pipelines as Biblicus's benchmark guide does: F1, recall, precision, WER, sequence "
+                    "accuracy, LCS ratio, bigram and trigram overlap, each with the better pipeline (lower WER, "
+                    "higher everything else; a tie when both show the same value). Each FILE is a Biblicus report "
+                    "(ocrmetrics report --biblicus) or a run file (each engine a pipeline; run with --ocr-metric "
+                    "for set_precision, set_recall, set_f1, sequence_accuracy, lcs_ratio, bigram_overlap, "
+                    "trigram_overlap).")
+    compare.add_argument("files", nargs="+", metavar="FILE", help="one run file with two engines, or two files")
+    compare.add_argument("--pipeline", action="append", metavar="NAME",
+                         help="a pipeline (engine) to compare, given twice when the files hold more than two")
+    compare.add_argument("--decimals", type=_argtype(_non_negative_int), default=3,
+                         help="decimals shown, and below which two values are a tie (default 3, as the guide)")
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+# ---------------------------------------------------------------------------------------------------- merge
+
+
+def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
+    """``ocrmetrics merge``: the shards' run files as one (:func:`~pytest_ocrmetrics.merge.merge_runs`), then the gates
+    and the baseline comparison on the merged run with ``compare``'s rules and exit codes, then the reports."""
+    from pytest_ocrmetrics.merge import MergeError, merge_runs
+    from pytest_ocrmetrics.reporting.safe_text import clean_run, show_controls
+
+    runs = [(repr(path), _load(path, "")) for path in args.runs]
+    try:
+        run = merge_runs(runs)
+    except MergeError as exc:  # names from the files: control characters shown as marks, not sent to the terminal
+        raise UsageError(show_controls(str(exc))) from None
+    if args.seed is None:  # the paired bootstrap of the baseline comparison, as pytest --ocr-seed seeds it
+        args.seed = run["bootstrap"]["seed"]
+    args.run = args.output  # how the comparison names the merged run
+    comparison = _comparison(args, _load(args.baseline, "baseline"), run) if args.baseline else None
+    if comparison is not None:  # the run file says what the baseline compared, as pytest --ocr-baseline writes it
+        run["baseline"] = clean_run(comparison.baseline_entry())[0]
+    gates = evaluate_gates(args.gate or [], run["summary"])
+    failed = any(not g.passed for g in gates) or bool(comparison is not None and comparison.exit_failed)
+    written = _write_reports(args, run, comparison, gates, _image_root(args, args.output))
+    for name, shard in runs:
+        if shard.get("interrupted"):
+            print(f"ocrmetrics merge: warning: {name} is from an interrupted run: the merged run holds only the "
+                  f"documents that ran", file=sys.stderr)
+    print(f"merged {len(runs)} run files: {len(run['documents'])} documents", file=out)
+    for gate in gates:
+        print(gate.message, file=out)
+    for line in comparison.summary_lines() if comparison is not None else ():
+        print(line, file=out)
+    if gates or comparison is not None:
+        print(f"ocrmetrics merge: {'FAILED' if failed else 'passed'} ({args.output})", file=out)
+    for line in written:
+        print(line, file=out)
+    return _exit_code(args, 1 if failed else 0)
+
+
+def _add_merge_parser(sub: Any) -> None:
+    merge = sub.add_parser(
+        "merge", help="merge the run files of a sharded run (pytest --ocr-shard=K/N) into one, then gate it",
+        description="Merge the JSON run files of the shards of one run (pytest --ocr-shard=K/N --ocr-json=PATH on each "
+                    "machine) into one run file whose summary equals that of the whole run on one machine, then "
+                    "check the gates and the baseline on it: exit 1 on a failing gate or a regression, as compare. "
+                    "A document in two files, other normalization settings, engines or bootstrap seeds, and a "
+                    "missing shard are refused (exit 2).")
+    merge.add_argument("runs", nargs="+", metavar="SHARD.json", help="the run file of every shard")
+    merge.add_argument("-o", "--output", required=True, metavar="RUN.json", help="the merged run file to write")
+    merge.add_argument("--baseline", metavar="BASE.json", help="compare the merged run with this baseline run file")
+    _add_gating_options(merge)
+    for action in merge._actions:
+        if action.dest == "seed":  # pytest --ocr-seed seeds the comparison too: the shards recorded it
+            action.default = None
+            action.help = "bootstrap seed of the baseline comparison (default: the --ocr-seed the shards ran with)"
+    _add_report_options(merge)
 
 
 # ---------------------------------------------------------------------------------------------------- evaluate
@@ -456,7 +635,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ocrmetrics",
         description="OCR quality from the command line: score texts, compare runs against a baseline, render reports.",
-        epilog="Exit codes: 0 ok, 1 regression, failing gate or a baseline matching no document (compare), "
+        epilog="Exit codes: 0 ok, 1 regression, failing gate or a baseline matching no document (compare, merge), "
                "2 usage error.",
     )
     from pytest_ocrmetrics import __version__
@@ -493,14 +672,25 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     _add_report_options(compare)
 
-    report = sub.add_parser("report", help="render HTML / CSV / Markdown reports from a saved run file",
+    report = sub.add_parser("report", help="render HTML / CSV / Markdown / Biblicus reports and the benchmark "
+                                           "protocol's files from a saved run file",
                             description="Render reports from a JSON run file written by pytest --ocr-json=PATH.")
     report.add_argument("run", metavar="RUN.json")
     report.add_argument("--baseline", metavar="BASE.json", help="add deltas against this baseline run file")
     _add_gating_options(report)
     _add_report_options(report)
+    report.add_argument("--biblicus", metavar="PATH",
+                        help="write the run as Biblicus's grouped report (pipeline_name; set_based, order_aware, "
+                             "ngram averages)")
+    report.add_argument("--pipeline", metavar="NAME",
+                        help="the engine the Biblicus report is of (needed when the run has several)")
+    report.add_argument("--benchmark-dir", metavar="DIR",
+                        help="write the benchmark protocol's results layout into DIR: config.json, results.json, "
+                             "summary.json (DIR's name is the run id)")
+    _add_biblicus_compare_parser(sub)
     _add_evaluate_parser(sub)
     _add_serve_parser(sub)
+    _add_merge_parser(sub)
     return parser
 
 
@@ -528,7 +718,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
     except SystemExit as exc:  # argparse already printed the usage error (or the help)
         return int(exc.code or 0)
     handler = {"score": _cmd_score, "compare": _cmd_compare, "report": _cmd_report,
-               "evaluate": _cmd_evaluate, "serve": _cmd_serve}[args.command]
+               "evaluate": _cmd_evaluate, "serve": _cmd_serve, "merge": _cmd_merge,
+               "biblicus-compare": _cmd_biblicus_compare}[args.command]
     try:
         return handler(args, out)
     except UsageError as exc:

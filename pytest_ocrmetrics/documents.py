@@ -82,6 +82,10 @@ class Document:
     source: str = ""
     error: str | None = None  # a problem found at load time (e.g. missing image); the document's test errors with it
     image_data: bytes | None = field(default=None, repr=False, compare=False)
+    # a PDF page (olmOCR-bench): image_path is the PDF, page counts from 1; the image is the page rendered to PNG
+    page: int | None = None
+    # page-level facts (:mod:`pytest_ocrmetrics.metrics.facts`) checked on the output
+    facts: tuple[Any, ...] = ()
 
     def image_file(self) -> Path:
         """The image's path; raises ``FileNotFoundError`` naming the document and its source when there is none."""
@@ -100,6 +104,10 @@ class Document:
         if self.image_data is not None:
             return self.image_data
         path = self.image_file()
+        if self.page is not None:  # a PDF page: the rendered PNG is the image (and what the output cache hashes)
+            from pytest_ocrmetrics.pdf import render_pdf_page
+
+            return render_pdf_page(path, self.page, document=self.id)
         try:
             data = path.read_bytes()
         except OSError as exc:

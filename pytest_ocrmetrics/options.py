@@ -16,11 +16,13 @@ import pytest
 from pytest_ocrmetrics.metrics.normalize import get_profile
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS
+from pytest_ocrmetrics.sharding import Shard, parse_shard
 
 __all__ = ["add_options", "OcrSettings", "parse_threshold_items", "SUMMARY_MODES", "FIELD_COMPARE_MODES"]
 
 SUMMARY_MODES = ("none", "short", "full")
 FIELD_COMPARE_MODES = ("lowercase", "exact", "normalized", "fuzzy")
+JUNIT_PROPERTY_MODES = ("default", "all")
 
 # (option, ini name, ini type, kwargs for addoption). The ini name is the "dest"; list options append.
 _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
@@ -53,9 +55,19 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-field-compare", "ocr_field_compare", "string", dict(metavar="MODE",
         help="How field values are compared for field_f1: lowercase (default, the specification's "
              "str(v).strip().lower()), exact, normalized (dates, amounts) or fuzzy.")),
+    ("--ocr-word-distance", "ocr_word_distance", "string", dict(metavar="N",
+        help="Word matching (crr, word_f1, the HTML report's word colours): pair words within N character edits "
+             "(default 1, the evaluator's threshold; 0: exact words only).")),
+    ("--ocr-word-case-sensitive", "ocr_word_case_sensitive", "bool", dict(action="store_true",
+        help="Word matching distinguishes case (default: it ignores case, as the evaluator does).")),
+    ("--ocr-word-keep-punctuation", "ocr_word_keep_punctuation", "bool", dict(action="store_true",
+        help="Word matching keeps punctuation (default: it strips it from each word, as the evaluator does).")),
     ("--ocr-seed", "ocr_seed", "string", dict(metavar="N", help="Seed of the bootstrap intervals (default 0).")),
     ("--ocr-bootstrap", "ocr_bootstrap", "string", dict(metavar="N",
         help="Bootstrap resamples for the summary's confidence intervals (default 1000; 0: no intervals, faster).")),
+    ("--ocr-junit-properties", "ocr_junit_properties", "string", dict(metavar="WHICH",
+        help="Metrics each JUnit testcase carries: default (cer, wer, field_f1, the checked, gated and --ocr-metric "
+             "ones) or all.")),
     # output cache and concurrency
     ("--ocr-no-cache", "ocr_no_cache", "bool", dict(action="store_true",
         help="Do not read or write the engine output cache.")),
@@ -81,6 +93,10 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-csv", "ocr_csv", "string", dict(metavar="PATH", help="Write one CSV row per document × engine.")),
     ("--ocr-markdown", "ocr_markdown", "string", dict(metavar="PATH",
         help="Write a Markdown summary (append it to $GITHUB_STEP_SUMMARY).")),
+    # CI matrices
+    ("--ocr-shard", "ocr_shard", "string", dict(metavar="K/N",
+        help="Run only shard K of N of every dataset's documents (a stable split by dataset and document id), e.g. "
+             "1/4 on the first of four CI machines; merge the run files with ocrmetrics merge.")),
 )
 
 
@@ -142,6 +158,23 @@ def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
     return result
 
 
+def _shard(text: str) -> Shard:
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _word_distance(value: Any) -> int:
+    """``--ocr-word-distance`` (or ``ocr_word_distance``): a whole number of character edits, 0 or more."""
+    if value in (None, ""):
+        return 1
+    distance = _number(str(value).strip(), "--ocr-word-distance", int)
+    if distance < 0:
+        raise pytest.UsageError(f"--ocr-word-distance must be 0 or more (0: exact words only), got {distance}")
+    return int(distance)
+
+
 def _choice(config: pytest.Config, dest: str, option: str, choices: tuple[str, ...], default: str) -> str:
     value = _get(config, dest) or default
     if value not in choices:
@@ -168,8 +201,12 @@ class OcrSettings:
     tokenizer: str = "whitespace"
     extra_metrics: tuple[str, ...] = ()
     field_compare: str = "lowercase"
+    word_distance: int = 1
+    word_case_sensitive: bool = False
+    word_ignore_punctuation: bool = True
     seed: int = 0
     bootstrap: int = 1000
+    junit_properties: str = "default"
     cache: bool = True
     cache_dir: Path | None = None
     refresh_cache: bool = False
@@ -182,6 +219,7 @@ class OcrSettings:
     html_path: Path | None = None
     csv_path: Path | None = None
     markdown_path: Path | None = None
+    shard: Shard | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "OcrSettings":
@@ -218,6 +256,7 @@ class OcrSettings:
         bootstrap = _get(config, "ocr_bootstrap")
         concurrency = _get(config, "ocr_concurrency")
         significance = _get(config, "ocr_significance")
+        shard = _get(config, "ocr_shard")
 
         def path(dest: str) -> Path | None:
             value = _get(config, dest)
@@ -238,8 +277,15 @@ class OcrSettings:
             tokenizer=_choice(config, "ocr_tokenizer", "--ocr-tokenizer", TOKENIZERS, "whitespace"),
             extra_metrics=extra,
             field_compare=_choice(config, "ocr_field_compare", "--ocr-field-compare", FIELD_COMPARE_MODES, "lowercase"),
+            word_distance=_word_distance(_get(config, "ocr_word_distance")),
+            word_case_sensitive=bool(config.getoption("ocr_word_case_sensitive")
+                                     or config.getini("ocr_word_case_sensitive")),
+            word_ignore_punctuation=not (config.getoption("ocr_word_keep_punctuation")
+                                         or config.getini("ocr_word_keep_punctuation")),
             seed=0 if seed in (None, "") else _number(str(seed), "--ocr-seed", int),
             bootstrap=1000 if bootstrap in (None, "") else max(0, _number(str(bootstrap), "--ocr-bootstrap", int)),
+            junit_properties=_choice(config, "ocr_junit_properties", "--ocr-junit-properties", JUNIT_PROPERTY_MODES,
+                                     "default"),
             cache=not (config.getoption("ocr_no_cache") or config.getini("ocr_no_cache")),
             cache_dir=path("ocr_cache_dir"),
             refresh_cache=bool(config.getoption("ocr_refresh_cache") or config.getini("ocr_refresh_cache")),
@@ -253,6 +299,7 @@ class OcrSettings:
             html_path=path("ocr_html"),
             csv_path=path("ocr_csv"),
             markdown_path=path("ocr_markdown"),
+            shard=None if shard in (None, "") else _shard(str(shard)),
         )
 
     def command_line_thresholds(self) -> dict[str, float]:

@@ -7,6 +7,7 @@ A document's scores ride on its test report as a plain dict, so pytest-xdist car
 
 from __future__ import annotations
 
+import gc
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -62,9 +63,47 @@ class PluginState:
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> {"record", "outcome", "message"}
     cli_datasets_used_by_functions: bool = False
     interrupted: bool = False  # Ctrl-C seen; -x / --maxfail are read from the session at the end
+    junit_metrics: frozenset[str] | None = None  # the metrics each JUnit testcase carries (None: every one)
+    prefetch_ahead: bool = True  # xdist worker: queue upcoming documents for the prefetch pools
+    gc_frozen: bool = False  # gc.freeze() after collection, gc.unfreeze() at the end of the session
+    worker_queue: Any = None  # xdist worker: pytest-xdist's queue of this worker's pending item indices (False: none)
 
 
 _REPORTS = pytest.StashKey[tuple[dict[str, Path], list[str]]]()  # report files written, and one line per failure
+
+
+class _ShardHooks:
+    """Registered with ``--ocr-shard=K/N``: deselects the documents of the other shards, after every other plugin
+    filtered the items (a wrapper), lets a shard that holds no document pass (it still writes its run file), and says
+    that gates and baseline aggregates saw only the shard."""
+
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+        self.shard = state.settings.shard
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
+        result = yield
+        other: list[pytest.Item] = []
+        for item in items:
+            case = _case_of(item)  # tests that score no document run in every shard
+            if case is not None and not self.shard.holds(case.document.dataset, case.document.id):
+                other.append(item)
+        if other:
+            config.hook.pytest_deselected(items=other)
+            dropped = set(map(id, other))
+            items[:] = [item for item in items if id(item) not in dropped]
+        return result
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+
+    @pytest.hookimpl(trylast=True)  # under the gates it is about
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.state.is_worker and (self.state.gates or self.state.baseline is not None):
+            terminalreporter.write_line(f"--ocr-shard={self.shard}: the gates and the baseline's aggregates saw only "
+                                        f"this shard's documents; check them on the merged run with ocrmetrics merge")
 
 
 class _XdistHooks:
@@ -123,16 +162,35 @@ def pytest_configure(config: pytest.Config) -> None:
     gates, tolerances, baseline = _gating_settings(settings)
     config.stash[STATE] = PluginState(settings, runner, results, is_worker=hasattr(config, "workerinput"),
                                       gates=gates, tolerances=tolerances, baseline=baseline,
-                                      datasets_only=datasets_only)
+                                      datasets_only=datasets_only,
+                                      junit_metrics=_junit_metrics(settings, gates, tolerances))
     config.pluginmanager.register(_SessionHooks(config.stash[STATE]), "ocrmetrics-session")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config.stash[STATE]), "ocrmetrics-xdist")
+    if settings.shard is not None:
+        config.pluginmanager.register(_ShardHooks(config.stash[STATE]), "ocrmetrics-shard")
+
+
+JUNIT_DEFAULT_METRICS = frozenset({"cer", "wer", "field_f1"})
+
+
+def _junit_metrics(settings: OcrSettings, gates: tuple[Any, ...], tolerances: dict[str, Any]) -> frozenset[str] | None:
+    """The metrics a JUnit testcase carries with ``--ocr-junit-properties=default``: CER, WER and field F1, those with
+    a threshold, a gate or a regression tolerance, and the ``--ocr-metric`` extras (a test adds what it checked);
+    None (every computed metric) with ``all``. A dozen properties per testcase cost pytest about a tenth of a
+    millisecond each to carry and write."""
+    if settings.junit_properties == "all":
+        return None
+    return JUNIT_DEFAULT_METRICS | set(settings.command_line_thresholds()) | {gate.metric for gate in gates} \
+        | set(tolerances) | set(settings.extra_metrics)
 
 
 def _normalization(settings: OcrSettings) -> dict[str, Any]:
     """The run file's ``normalization``: every setting a baseline must share for its numbers to be comparable."""
     return {"name": settings.normalize, "unit": settings.unit, "tokenizer": settings.tokenizer,
-            "field_compare": settings.field_compare, "definitions": METRIC_DEFINITIONS}
+            "field_compare": settings.field_compare, "definitions": METRIC_DEFINITIONS,
+            "word_match": {"distance": settings.word_distance, "case_sensitive": settings.word_case_sensitive,
+                           "ignore_punctuation": settings.word_ignore_punctuation}}
 
 
 def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, Any], Any]:
@@ -299,7 +357,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if state is not None and state.datasets_only else None
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)  # dataset items exist before -k, --deselect and node-splitting plugins filter items
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     state = _state(config)
     if not state.settings.datasets or state.cli_datasets_used_by_functions:
@@ -553,7 +611,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # the same text with and without xdist (whose workers must send UTF-8): lone surrogates become U+FFFD here
         properties = [(f"ocr.{key}", clean_text(str(record[field]))[0])
                       for key, field in (("engine", "engine"), ("dataset", "dataset"), ("document", "id"))]
-        properties += [(f"ocr.{name}", _property_value(value)) for name, value in record["metrics"].items()]
+        wanted = state.junit_metrics
+        if wanted is not None:  # --ocr-junit-properties=default: the metrics that matter, and what this test checked
+            wanted = wanted | {check.get("metric") for check in record["checks"]}
+        properties += [(f"ocr.{name}", _property_value(value)) for name, value in record["metrics"].items()
+                       if wanted is None or name in wanted]
         if record.get("cached"):
             properties.append(("ocr.cached", "true"))
         if record.get("truncated"):
@@ -562,6 +624,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             properties.append(("ocr.filtered", "true"))
         item.user_properties.extend(properties)
         report.user_properties = list(item.user_properties)
+    if report.when == "teardown":  # the item lives until the session ends; its output and scores need not
+        item_state.output = None
+        item_state.context.score = None
     return report
 
 
@@ -613,11 +678,60 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     page once per worker; with ``-n N`` the workers themselves are the concurrency.
     """
     state = _state(session.config)
-    if state.is_worker or session.config.option.collectonly or _xdist_controller(session.config):
+    if session.config.option.collectonly or _xdist_controller(session.config):
         return
     cases = [case for item in session.items if (case := _case_of(item)) is not None]
-    if cases:
+    if cases and not state.gc_frozen:
+        # the collected items, datasets and modules live until the end: the cyclic garbage collector need not walk
+        # them again and again while thousands of tests run (about a tenth of a large run); undone at the end
+        gc.freeze()
+        state.gc_frozen = True
+    if cases and not state.is_worker:  # a worker queues its documents as it learns them (pytest_runtest_protocol)
         state.runner.start_prefetch(cases)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """On an xdist worker: recognise ahead the documents of the tests this worker was given and has not run yet.
+
+    A worker learns its tests a few at a time (``--dist load`` sends small batches as tests finish), so before each
+    test the worker's queue is read and its documents are added to the prefetch pools: a remote engine keeps up to
+    ``--ocr-concurrency`` requests in flight per worker instead of one.
+    """
+    state = _state(item.config)
+    if not state.is_worker or not state.prefetch_ahead or not state.runner.engines:
+        return
+    upcoming = [item] + ([nextitem] if nextitem is not None else []) + _queued_items(item)
+    cases = [case for candidate in upcoming if (case := _case_of(candidate)) is not None]
+    if cases:
+        state.runner.prefetch_more(cases)
+        state.prefetch_ahead = state.runner.may_prefetch()  # in-process engines only: stop looking
+
+
+def _worker_queue(config: pytest.Config) -> Any:
+    """pytest-xdist's queue of the item indices this worker was sent and has not started (its ``TestQueue``), or
+    None when this xdist version keeps it elsewhere (then only the next test is prefetched)."""
+    for plugin in config.pluginmanager.get_plugins():
+        queue = getattr(plugin, "torun", None)
+        if type(plugin).__name__ == "WorkerInteractor" and callable(getattr(queue, "lock", None)):
+            return queue
+    return None
+
+
+def _queued_items(item: pytest.Item) -> list[pytest.Item]:
+    state = _state(item.config)
+    queue = state.worker_queue if state.worker_queue is not None else _worker_queue(item.config)
+    state.worker_queue = queue if queue is not None else False
+    if not queue:
+        return []
+    limit = 2 * state.settings.concurrency
+    try:
+        with queue.lock() as pending:
+            indices = [index for _, index in zip(range(limit), pending) if isinstance(index, int)]
+    except Exception:  # noqa: BLE001 - prefetching is an optimisation: never a reason for a test to fail
+        return []
+    items = item.session.items
+    return [items[index] for index in indices if 0 <= index < len(items)]
 
 
 def _xdist_controller(config: pytest.Config) -> bool:
@@ -661,6 +775,7 @@ class _SessionHooks:
         record = getattr(report, "ocr_record", None)
         if record is not None:
             pending["record"] = record
+            del report.ocr_record  # the terminal reporter keeps every report: the record is held once, by results
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
             if pending["outcome"] != "error":
@@ -739,10 +854,13 @@ def _interrupted(session: pytest.Session, state: PluginState, exitstatus: int) -
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(session.config)
     state.runner.close()
+    if state.gc_frozen:
+        gc.unfreeze()
+        state.gc_frozen = False
     if (not state.is_worker and state.results.collection_errors
             and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a dataset that could not be loaded fails the run
-    if state.is_worker or not state.results.records:
+    if state.is_worker or not (state.results.records or state.settings.shard):  # an empty shard writes its run file
         return
     from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
     from pytest_ocrmetrics.verdict import ReportError, judge_run, suite_properties, write_reports
@@ -750,6 +868,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     settings = state.settings
     run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
                                resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus))
+    run["bootstrap"] = {"seed": settings.seed, "resamples": settings.bootstrap}  # ocrmetrics merge recomputes with it
+    if settings.shard is not None:
+        run["shard"] = settings.shard.to_dict()
     run = sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
     state.run = run
     verdict = state.verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,

@@ -42,12 +42,19 @@ _PENDING, _RUNNING, _DONE = "pending", "running", "done"
 
 
 def wants_prefetch(engine: OcrEngine, concurrency: int) -> bool:
-    """Whether a session should prefetch: more than one worker asked for, or a remote/batching engine.
+    """Whether a session should prefetch: more than one worker asked for, or a remote/batching engine; never for
+    an engine that says ``in_process = True`` (the replay engine reads a local file: a pool thread would only add
+    its hand-over and contend for the GIL with the tests).
 
     >>> class Remote: concurrent = True
     >>> wants_prefetch(Remote(), 1)
     True
+    >>> class Replay: concurrent = True; in_process = True
+    >>> wants_prefetch(Replay(), 8)
+    False
     """
+    if getattr(engine, "in_process", False):
+        return False
     return (
         concurrency > 1
         or bool(getattr(engine, "concurrent", False))
@@ -135,6 +142,32 @@ class Prefetcher:
             thread = threading.Thread(target=self._work, name=f"ocr-prefetch-{number}", daemon=True)
             self._threads.append(thread)
             thread.start()
+
+    def add(self, documents: Sequence[Document]) -> int:
+        """Queue more documents (an xdist worker learns its tests a few at a time); those already known are left as
+        they are. Starts the pool, or restarts workers that ran out of work. Returns how many were queued.
+        """
+        added = 0
+        with self._lock:
+            if self._closed:
+                return 0
+            for document in documents:
+                if document.error is None and document.id not in self._slots:
+                    self._slots[document.id] = _Slot(document)
+                    self._pending.append(document.id)
+                    added += 1
+            if not added:
+                return 0
+            self._threads = [thread for thread in self._threads if thread.is_alive()]
+            wanted = min(self.workers, -(-(len(self._pending) + len(self._urgent)) // self.batch_size))
+            missing = max(0, wanted - len(self._threads)) if self._started else 0
+        if not self._started:
+            self.start()
+        for _ in range(missing):
+            thread = threading.Thread(target=self._work, name=f"ocr-prefetch-{len(self._threads)}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        return added
 
     def close(self, cancel: bool = True) -> None:
         """Stop the pool.

@@ -127,12 +127,17 @@ class OcrRunner:
             tokenizer=settings.tokenizer,
             extra_metrics=settings.extra_metrics,
             field_compare=settings.field_compare,
+            word_distance=settings.word_distance,
+            word_case_sensitive=settings.word_case_sensitive,
+            word_ignore_punctuation=settings.word_ignore_punctuation,
         )
         self._datasets: dict[tuple[Path, str | None], Dataset] = {}
         self._instances: dict[str, OcrEngine | _CreationFailure] = {}
         self._identity_sent: set[str] = set()
         self.cache: OutputCache | None = None  # set by the plugin (it knows pytest's cache directory)
         self._prefetchers: dict[tuple[str, Path], Any] = {}
+        self._no_prefetch: dict[str, bool] = {}  # engine labels that get no pool (in-process, or not created)
+        self._cancelled = False
 
     # -- validation at startup -------------------------------------------------------------------------------------
     def validate(self) -> None:
@@ -230,8 +235,44 @@ class OcrRunner:
                 prefetcher.start()
                 self._prefetchers[key] = prefetcher
 
+    def prefetch_more(self, cases: list[OcrCase]) -> None:
+        """Queue ``cases`` for recognition ahead of their tests, adding to the pools :meth:`start_prefetch` made
+        (or making them): what an xdist worker calls as it learns which tests it runs. Engines that do not want a
+        pool (in-process ones, see :func:`~pytest_ocrmetrics.prefetch.wants_prefetch`) cost one dict lookup."""
+        from pytest_ocrmetrics.prefetch import Prefetcher, wants_prefetch
+
+        if self._cancelled:
+            return
+        groups: dict[tuple[str, Path], tuple[EngineChoice, list[Document]]] = {}
+        for case in cases:
+            key = (case.engine.label, case.dataset.root)
+            if self._no_prefetch.get(case.engine.label):
+                continue
+            groups.setdefault(key, (case.engine, []))[1].append(case.document)
+        for key, (choice, documents) in groups.items():
+            prefetcher = self._prefetchers.get(key)
+            if prefetcher is not None:
+                prefetcher.add(documents)
+                continue
+            try:
+                engine = self.engine(choice)
+            except Exception:  # noqa: BLE001 - the tests of this engine report it (skip or error)
+                self._no_prefetch[choice.label] = True
+                continue
+            if not wants_prefetch(engine, self.settings.concurrency):
+                self._no_prefetch[choice.label] = True
+                continue
+            prefetcher = self._prefetchers[key] = Prefetcher(engine, documents, concurrency=self.settings.concurrency)
+            prefetcher.start()
+
+    def may_prefetch(self) -> bool:
+        """False once every engine of the run is known to get no prefetch pool (:meth:`prefetch_more` is then
+        pointless)."""
+        return not self._cancelled and not all(self._no_prefetch.get(choice.label) for choice in self.engines)
+
     def cancel(self) -> None:
-        """Stop outstanding prefetch work at once (Ctrl-C)."""
+        """Stop outstanding prefetch work at once (Ctrl-C); no pool is started after this."""
+        self._cancelled = True
         for prefetcher in self._prefetchers.values():
             prefetcher.close(cancel=True)
         self._prefetchers.clear()

@@ -32,6 +32,11 @@ class ScoringOptions:
     tokenizer: str = "whitespace"
     extra_metrics: tuple[str, ...] = ()
     field_compare: str = "lowercase"
+    #: word matching of ``crr`` and ``word_f1`` (:func:`~pytest_ocrmetrics.metrics.word_match.word_match`); the
+    #: defaults are the evaluator's: within 1 character edit, case-insensitive, punctuation stripped
+    word_distance: int = 1
+    word_case_sensitive: bool = False
+    word_ignore_punctuation: bool = True
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,9 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         if "crr" in wanted or "word_f1" in wanted:
             from pytest_ocrmetrics.metrics.word_match import word_match
 
-            wm = word_match(reference, hypothesis)
+            wm = word_match(reference, hypothesis, max_distance=options.word_distance,
+                            case_sensitive=options.word_case_sensitive,
+                            ignore_punctuation=options.word_ignore_punctuation)
             if "crr" in wanted:
                 metrics["crr"] = float(wm.crr)
             if "word_f1" in wanted:
@@ -253,6 +260,17 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         metrics["completeness"] = float(validity.completeness)
         counts["json_valid"] = counts["parse_success"] = dict(validity.counts())
         details["json"] = validity.to_dict()
+
+    if document.facts:  # page-level facts, on every repeat of the output (replay repeat files)
+        from pytest_ocrmetrics.metrics.facts import check_repeats
+
+        repeats = output.metadata.get("repeats")
+        texts = [str(t) for t in repeats] if isinstance(repeats, (list, tuple)) and repeats else [output.text]
+        results = [check_repeats(fact, texts) for fact in document.facts]
+        passed = sum(result.passed for result in results)
+        metrics["fact_pass_rate"] = passed / len(results)
+        counts["fact_pass_rate"] = {"passed": passed, "total": len(results)}
+        details["facts"] = [result.to_dict() for result in results]
 
     return DocumentScore(
         document=document,

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from pytest_ocrmetrics.gating import Baseline, Comparison, Gate, GateResult, Tolerance, evaluate_gates
 
-__all__ = ["Verdict", "judge_run", "write_reports", "ReportError", "dump_run", "suite_properties"]
+__all__ = ["Verdict", "judge_run", "write_reports", "ReportError", "dump_run", "run_lines", "suite_properties"]
 
 
 @dataclass(frozen=True)
@@ -78,17 +78,38 @@ def dump_run(run: Mapping[str, Any]) -> str:
     """The run file's text: one line per document and per summary row (diff-friendly), the rest on top.
 
     Each line is encoded by :mod:`json`'s C encoder (an ``indent`` would switch to the pure-Python one, several times
-    slower on large runs). NaN and infinity are refused, as the schema requires.
+    slower on large runs). NaN and infinity are refused, as the schema requires. :func:`run_lines` gives the same
+    text piece by piece (what the plugin writes, so a large run is never held as one string).
+    """
+    return "".join(run_lines(run))
+
+
+def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
+    """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time.
+
+    >>> "".join(run_lines({"schema": "s", "documents": [{"id": "a"}, {"id": "b"}]}))
+    '{"schema": "s",\\n"documents": [\\n{"id": "a"},\\n{"id": "b"}\\n]}\\n'
     """
     def encode(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
     members = [f"{encode(key)}: {encode(value)}" for key, value in run.items() if key not in ("documents", "summary")]
-    for key in ("summary", "documents"):
-        if key in run:
-            rows = ",\n".join(encode(row) for row in run[key])
-            members.append(f"{encode(key)}: [\n{rows}\n]" if rows else f"{encode(key)}: []")
-    return "{" + ",\n".join(members) + "}\n"
+    lists = [key for key in ("summary", "documents") if key in run]
+    yield "{" + ",\n".join(members)
+    first = not members
+    for key in lists:
+        yield ("" if first else ",\n") + f"{encode(key)}: ["
+        first = False
+        rows = iter(run[key])
+        row = next(rows, None)
+        if row is None:
+            yield "]"
+            continue
+        yield "\n" + encode(row)
+        for row in rows:
+            yield ",\n" + encode(row)
+        yield "\n]"
+    yield "}\n"
 
 
 class ReportError(Exception):
@@ -121,13 +142,13 @@ def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path |
     file), and a report that fails does not stop the others: after trying every one, :class:`ReportError` names
     each that failed.
     """
-    from pytest_ocrmetrics.reporting.safe_text import sanitize_run, write_text_atomic
+    from pytest_ocrmetrics.reporting.safe_text import sanitize_run, write_lines_atomic
 
     run = sanitize_run(run)
     gates = list(verdict.gates)
 
     def json_report(path: Path) -> Path:
-        return write_text_atomic(path, dump_run(run))
+        return write_lines_atomic(path, run_lines(run))  # document by document: never the whole text at once
 
     def html_report(path: Path) -> Path:
         from pytest_ocrmetrics.reporting.html import write_html

@@ -35,7 +35,7 @@ __all__ = [
     "resolve_inside",
 ]
 
-ENTRY_KEYS = ("full_text", "fields", "thresholds", "tags", "schema")
+ENTRY_KEYS = ("full_text", "fields", "thresholds", "tags", "schema", "facts")
 """The keys a ground-truth entry may have (formats 1 and 4; format 4 adds ``image``)."""
 
 
@@ -262,6 +262,7 @@ def document_from_entry(
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise DatasetError(f"{where}: 'tags' must be a list of strings, got {json.dumps(tags, ensure_ascii=False)}.")
     schema = _check_schema(entry["schema"], where) if entry.get("schema") is not None else None
+    facts = _check_facts(entry["facts"], where) if entry.get("facts") is not None else ()
     return Document(
         id=doc_id,
         dataset=dataset,
@@ -273,7 +274,28 @@ def document_from_entry(
         schema=schema,
         source=source,
         error=image_error(image_path),
+        facts=facts,
     )
+
+
+def _check_facts(value: Any, where: str) -> tuple[Any, ...]:
+    """A document's ``facts``: a list of olmOCR-bench fact objects (``id``, ``type`` and the type's fields; ``pdf``
+    and ``page`` are not needed), see :mod:`pytest_ocrmetrics.metrics.facts`."""
+    from pytest_ocrmetrics.metrics.facts import FactError, parse_fact
+
+    if not isinstance(value, list):
+        raise DatasetError(f"{where}: 'facts' must be a list of fact objects, got {_type_name(value)}.")
+    facts = []
+    for number, data in enumerate(value, start=1):
+        try:
+            facts.append(parse_fact(data, source=f"{where}, fact {number}", group="facts", require_location=False))
+        except FactError as exc:
+            raise DatasetError(str(exc)) from None
+    ids = [fact.id for fact in facts]
+    duplicate = next((i for i in ids if ids.count(i) > 1), None)
+    if duplicate is not None:
+        raise DatasetError(f"{where}: fact id {duplicate!r} is used twice; ids must be unique.")
+    return tuple(facts)
 
 
 def finish(

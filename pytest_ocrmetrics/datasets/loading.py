@@ -10,12 +10,14 @@ from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, DatasetLoader
 from pytest_ocrmetrics.datasets.ground_truth_json import GROUND_TRUTH_FILE, GroundTruthJsonLoader
 from pytest_ocrmetrics.datasets.jsonl import JsonlManifestLoader
 from pytest_ocrmetrics.datasets.label_file import LabelFileLoader
+from pytest_ocrmetrics.datasets.olmocr_bench import OlmocrBenchLoader
 from pytest_ocrmetrics.datasets.sidecar import GT_SUFFIX, IMAGE_SUFFIXES, SidecarLoader
 
 __all__ = ["LOADERS", "load_dataset", "detect_format"]
 
 LOADERS: tuple[DatasetLoader, ...] = (
     GroundTruthJsonLoader(),
+    OlmocrBenchLoader(),
     JsonlManifestLoader(),
     LabelFileLoader(),
     SidecarLoader(),

@@ -15,6 +15,10 @@ ground truth). Next to the chosen ``.txt`` an optional ``.json`` with the same b
   recognised by its ``"fields"`` key, or
 * a bare object, taken as the fields themselves (``{"total": "12.50", "date": "2024-01-31"}``).
 
+A document that is a PDF page (an olmOCR-bench dataset, id ``<pdf path without .pdf>_pg<page>``) is read from the
+benchmark's candidate files instead: every ``DIR/<id>_repeat<r>.md``, in order of ``r``; the first is the output's
+text and all of them are its ``metadata["repeats"]`` (facts are checked on each, :mod:`pytest_ocrmetrics.scoring`).
+
 A missing prediction raises :class:`~pytest_ocrmetrics.engines.base.EngineError` naming the paths tried, so that
 document's test errors. Settings: ``replay.dir`` (instead of ``:DIR``).
 """
@@ -25,6 +29,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
@@ -59,6 +64,7 @@ class ReplayEngine:
     name = "replay"
     concurrent = True  # reading files is thread-safe
     cacheable = False  # the predictions are already on disk, and they follow the document id, not the image bytes
+    in_process = True  # a file read costs less than handing it to a prefetch thread: no pool
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         path = Path(directory)
@@ -94,8 +100,36 @@ class ReplayEngine:
             self._fingerprint = digest.hexdigest()[:16]
         return {"engine": self.name, "dir": str(self.directory), "fingerprint": self._fingerprint}
 
+    def repeat_files(self, document: Document) -> list[Path]:
+        """The benchmark's candidate files of a PDF-page document: ``DIR/<id>_repeat<r>.md``, sorted by ``r``."""
+        doc_id = PurePosixPath(document.id)
+        folder = self.directory / doc_id.parent
+        if not folder.is_dir():
+            return []
+        pattern = re.compile(rf"^{re.escape(doc_id.name)}_repeat(\d+)\.md$")
+        found = [(int(m.group(1)), path) for path in folder.iterdir()
+                 if (m := pattern.match(path.name)) and path.is_file()]
+        return [path for _, path in sorted(found)]
+
+    def _recognize_repeats(self, document: Document, start: float) -> OcrOutput:
+        files = self.repeat_files(document)
+        if not files:
+            raise EngineError(f"no prediction for document {document.id!r}: expected "
+                              f"{self.directory / document.id}_repeat<r>.md (olmOCR-bench candidate naming)")
+        texts = []
+        for path in files:
+            try:
+                texts.append(path.read_text(encoding="utf-8"))
+            except UnicodeDecodeError as exc:
+                raise EngineError(f"prediction {str(path)!r} is not valid UTF-8 (byte {exc.start})") from None
+        return OcrOutput(text=texts[0], engine=self.name, elapsed_s=time.perf_counter() - start,
+                         metadata={"prediction": str(files[0]), "repeats": texts,
+                                   "repeat_files": [str(path) for path in files]})
+
     def recognize(self, document: Document) -> OcrOutput:
         start = time.perf_counter()
+        if document.page is not None:
+            return self._recognize_repeats(document, start)
         tried = self.candidates(document)
         found = next((path for path in tried if path.is_file()), None)
         if found is None:

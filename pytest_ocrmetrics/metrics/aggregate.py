@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 from array import array
 from functools import lru_cache
 from operator import itemgetter
@@ -123,6 +124,13 @@ def bootstrap_mean_intervals(
     costs little more than one. Resample means are plain float sums (not ``math.fsum``): the interval moves by at
     most a few ulps, and stays deterministic for a given seed.
 
+    When numpy is installed (it is optional), the same resamples are drawn and summed in numpy, in chunks: the
+    Mersenne Twister state of ``random.Random(seed)`` is handed to ``numpy.random.RandomState``, whose
+    ``random_sample`` yields the very same doubles, so the indices are identical, and a cumulative sum adds each
+    resample left to right like ``sum()``: the same numbers as the pure-Python loop (bit for bit on CPython 3.11; on
+    3.12+, whose ``sum()`` compensates rounding, within a few ulps), about 10x faster and linear in the documents.
+    Small corpora (under half a million draws) use the loop unless numpy is already imported.
+
     >>> bootstrap_mean_intervals({"a": [1.0, 1.0], "b": [0.0]}, resamples=10)
     {'a': (1.0, 1.0), 'b': (0.0, 0.0)}
     """
@@ -142,15 +150,53 @@ def bootstrap_mean_intervals(
             intervals.update((key, (columns[key][0], columns[key][0])) for key in keys)
             continue
         populations = [list(columns[key]) for key in keys]
-        means: list[list[float]] = [[] for _ in keys]
-        for draw in _resample_indices(n, seed, resamples):
-            pick = itemgetter(*draw)
-            for values, population in zip(means, populations):
-                values.append(sum(pick(population)) / n)
+        means = _numpy_resample_means(populations, seed, resamples)
+        if means is None:
+            means = [[] for _ in keys]
+            for draw in _resample_indices(n, seed, resamples):
+                pick = itemgetter(*draw)
+                for values, population in zip(means, populations):
+                    values.append(sum(pick(population)) / n)
         for key, values in zip(keys, means):
             values.sort()
             intervals[key] = (percentile(values, 100 * alpha), percentile(values, 100 * (1 - alpha)))
     return intervals
+
+
+_NUMPY_CHUNK = 250_000  # index draws per numpy chunk (a few MB of draws, indices and picked values at a time)
+# below this many index draws the pure-Python loop is fast enough, and numpy is not imported (a tenth of a second)
+_NUMPY_MIN_DRAWS = 500_000
+
+
+def _numpy_resample_means(populations: Sequence[Sequence[float]], seed: int,
+                          resamples: int) -> list[list[float]] | None:
+    """The resample means of each population (all of one length ``n``) computed with numpy, or None without it.
+
+    The draws are ``random.Random(seed).choices(population, k=n)``'s: ``floor(random() * n)`` for each index, from
+    the same Mersenne Twister stream; the sums are sequential (``cumsum``), as ``sum()`` adds.
+    """
+    n = len(populations[0])
+    if n * resamples < _NUMPY_MIN_DRAWS and "numpy" not in sys.modules:
+        return None
+    try:
+        import numpy
+    except ImportError:
+        return None
+    state = random.Random(seed).getstate()[1]
+    generator = numpy.random.RandomState()
+    generator.set_state(("MT19937", numpy.array(state[:624], dtype=numpy.uint32), state[624]))
+    arrays = [numpy.asarray(population, dtype=numpy.float64) for population in populations]
+    means: list[list[float]] = [[] for _ in populations]
+    per_chunk = max(1, _NUMPY_CHUNK // n)
+    done = 0
+    while done < resamples:
+        rows = min(per_chunk, resamples - done)
+        indices = numpy.floor(generator.random_sample((rows, n)) * float(n)).astype(numpy.intp)
+        for values, array_ in zip(means, arrays):
+            sums = numpy.cumsum(array_[indices], axis=1)[:, -1] + 0.0  # + 0.0: sum() never returns -0.0
+            values.extend((sums / n).tolist())
+        done += rows
+    return means
 
 
 @lru_cache(maxsize=8)

@@ -15,6 +15,8 @@ Profiles are written as a ``+``-joined list of step names, applied in a fixed or
 Steps (in the order they are applied):
 
 ========== ==========================================================================================
+markdown   a VLM's Markdown as plain text: drop images (``![alt](src)``) and LaTeX delimiters (``$``, ``$$``,
+           ``\\(``, ``\\)``, ``\\[``, ``\\]``), then everything ``markup`` does
 markup     remove Markdown and HTML markup (tags, entities, emphasis, headings, table pipes, code fences)
 nfc        Unicode NFC composition (``nfkc``, ``nfd``, ``nfkd`` are also accepted; only one form at once)
 quotes     fold typographic quotes, TeX quotes (two backticks or apostrophes become ", one backtick becomes '),
@@ -44,6 +46,7 @@ __all__ = ["NormalizationProfile", "get_profile", "strip_punctuation", "PRESETS"
 
 _UNICODE_FORMS = ("nfc", "nfkc", "nfd", "nfkd")
 STEPS: tuple[str, ...] = (
+    "markdown",
     "markup",
     *_UNICODE_FORMS,
     "quotes",
@@ -87,6 +90,8 @@ _MD_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
 _MD_RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.M)
 _MD_TABLE_SEP = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$", re.M)
 _MD_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_MD_IMAGE_WHOLE = re.compile(r"!\[[^\]]*\]\([^)]*\)|<img\b[^>]*>", re.I)
+_MD_LATEX_DELIMITER = re.compile(r"\$\$|(?<!\\)\$|\\[()\[\]]")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _MD_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|`)(?=\S)(.+?)(?<=\S)\1")
 _MD_TABLE_PIPE = re.compile(r"^[ \t]*\|[ \t]*|[ \t]*\|[ \t]*$", re.M)
@@ -147,6 +152,7 @@ class NormalizationProfile:
     name: str
     unicode_form: str | None = "NFC"
     markup: bool = False
+    markdown: bool = False  # markup, plus images and LaTeX delimiters removed
     quotes: bool = False
     casefold: bool = False
     lowercase: bool = False
@@ -156,7 +162,7 @@ class NormalizationProfile:
     strip: bool = False
 
     def __call__(self, text: str) -> str:
-        if not self.markup:
+        if not (self.markup or self.markdown):
             return self._apply(text)
         # markup removal is heuristic: removing one layer can expose another ("> > quote", "    # x" once stripped),
         # so repeat until nothing changes, which keeps the profile idempotent
@@ -168,7 +174,9 @@ class NormalizationProfile:
         return text
 
     def _apply(self, text: str) -> str:
-        if self.markup:
+        if self.markdown:
+            text = _strip_markup(_MD_LATEX_DELIMITER.sub("", _MD_IMAGE_WHOLE.sub("", text)))
+        elif self.markup:
             text = _strip_markup(text)
         if self.unicode_form:
             text = unicodedata.normalize(self.unicode_form, text)  # type: ignore[arg-type]
@@ -187,7 +195,7 @@ class NormalizationProfile:
             text = "\n".join(line for line in lines if line)
         if self.strip:
             text = text.strip()
-        if self.unicode_form and (self.casefold or self.punctuation or self.markup):
+        if self.unicode_form and (self.casefold or self.punctuation or self.markup or self.markdown):
             # casefold and friends can denormalize ("ǰ".casefold() is j + combining caron); renormalize for idempotence
             text = unicodedata.normalize(self.unicode_form, text)  # type: ignore[arg-type]
         return text
@@ -240,6 +248,7 @@ def _parse(spec: str) -> NormalizationProfile:
         name=name,
         unicode_form=forms[0].upper() if forms else None,
         markup="markup" in steps,
+        markdown="markdown" in steps,
         quotes="quotes" in steps,
         casefold="casefold" in steps,
         lowercase="lowercase" in steps,

@@ -27,7 +27,7 @@ class MetricSpec:
     name: str
     title: str
     better: Direction
-    requires: Literal["text", "lines", "fields", "schema", "answers"] = "text"
+    requires: Literal["text", "lines", "fields", "schema", "answers", "facts"] = "text"
     aggregation: Literal["micro", "mean"] = "mean"
     numerator: str | None = None  # key in the document's counts[name] summed for the micro value
     denominator: str | None = None
@@ -101,6 +101,9 @@ _SPECS = (
                description="average normalized Levenshtein similarity (DocVQA), 0 below 0.5 similarity"),
     MetricSpec("token_ratio", "TokRatio", "lower", "text", "micro", "output_tokens", "reference_tokens",
                unit="ratio", description="LLM tokens of the output / LLM tokens of the reference (cl100k_base)"),
+    MetricSpec("fact_pass_rate", "Facts", "higher", "facts", "micro", "passed", "total",
+               description="page-level facts (olmOCR-bench types) passed / facts; a fact passes when a strict "
+                           "majority of the page's repeats pass it"),
 )
 
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in _SPECS}

@@ -89,9 +89,10 @@ pre.text { margin: 0; padding: 8px; background: var(--panel); border: 1px solid 
   max-height: 520px; overflow: auto; }
 pre.message { margin: 0 0 8px; padding: 6px 8px; background: #fff8f7; border: 1px solid #ffcecb; border-radius: 4px;
   white-space: pre-wrap; font-size: 12px; }
-.w-exact { background: #dafbe1; }
-.w-fuzzy { background: #fff1b8; border-bottom: 2px dotted #9a6700; }
-.w-unmatched { background: #ffd8d3; border-bottom: 2px solid #cf222e; }
+.w-exact { background: transparent; }
+.w-fuzzy { background: #e4d4fc; color: #4c1d95; border-bottom: 2px dotted #8250df; }
+.w-unmatched { background: #ffcecb; color: #82071e; border-bottom: 2px solid #cf222e; }
+.legend span.sw.w-exact { border: 1px solid var(--line); }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; font-size: 12.5px; margin: 6px 0; align-items: center; }
 .legend span.sw { padding: 0 6px; border-radius: 3px; }
 table.small { font-size: 12px; }

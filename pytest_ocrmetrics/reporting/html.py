@@ -518,9 +518,10 @@ def _text_pane(title: str, tokens: Iterable[Token] | None, raw: str | None, miss
     return f'<div class="pane"><h4>{e(title)}</h4><pre class="text">{"".join(pieces)}</pre></div>'
 
 
-_LEGEND = ('<div class="legend"><span class="sw w-exact">exact</span> word found as is '
-           '<span class="sw w-fuzzy">fuzzy</span> found within the allowed character distance (hover: the other side) '
-           '<span class="sw w-unmatched">unmatched</span> missed in the reference / spurious in the output</div>')
+_LEGEND = ('<div class="legend"><span class="sw w-exact">exact</span> normal text, no highlight: word found as is '
+           '<span class="sw w-fuzzy">fuzzy</span> purple: found within the allowed character distance (hover: the '
+           'other side) <span class="sw w-unmatched">unmatched</span> red: missed in the reference / spurious in the '
+           'output</div>')
 
 
 def _detail(
@@ -617,6 +618,13 @@ def _detail(
 # ------------------------------------------------------------------------------------------------------ public
 
 
+#: word matching for highlighting when neither the caller nor the run says: the evaluator's defaults
+_WORD_OPTIONS_DEFAULT: dict[str, Any] = {"max_distance": 1, "case_sensitive": False, "ignore_punctuation": True}
+#: a run file's ``normalization.word_match`` keys -> :func:`highlight_words` options
+_WORD_MATCH_KEYS = {"distance": "max_distance", "case_sensitive": "case_sensitive",
+                    "ignore_punctuation": "ignore_punctuation"}
+
+
 def render_html(
     run: Mapping[str, Any],
     *,
@@ -628,9 +636,9 @@ def render_html(
     max_images: int = 100,
     max_rows: int = 5000,
     thumbnail_pixels: int = 400_000,
-    max_distance: int = 1,
-    case_sensitive: bool = False,
-    ignore_punctuation: bool = True,
+    max_distance: int | None = None,
+    case_sensitive: bool | None = None,
+    ignore_punctuation: bool | None = None,
 ) -> str:
     """Render a run (a JSON run file's dict) as one self-contained HTML page.
 
@@ -640,7 +648,10 @@ def render_html(
     documents get an expandable detail view (with an image, at most ``thumbnail_pixels`` pixels, for the first
     ``max_images``) and the document table
     lists at most ``max_rows`` documents, so a big run still gives a reasonable file; notes say what was left out.
-    ``max_distance``, ``case_sensitive`` and ``ignore_punctuation`` set how words are matched for highlighting.
+    ``max_distance``, ``case_sensitive`` and ``ignore_punctuation`` set how words are matched for highlighting; each
+    one not given is the run's own (its ``normalization.word_match``, what its ``crr`` and ``word_f1`` used), else
+    the evaluator's default (1 edit, case-insensitive, punctuation stripped). Exact words are left uncoloured, fuzzy
+    ones purple, unmatched ones red, as the evaluator's legend has them.
     """
     root = Path(image_root) if image_root is not None else None
     metrics = run_metrics(run)
@@ -651,8 +662,14 @@ def render_html(
     ordered = worst_first(documents, primary, first=regressed_keys)
     results = gate_results(gates, run)
     verdict = run_verdict(run, results, comparison)
-    word_options = {"max_distance": max_distance, "case_sensitive": case_sensitive,
-                    "ignore_punctuation": ignore_punctuation}
+    recorded = (run.get("normalization") or {}).get("word_match")
+    recorded = recorded if isinstance(recorded, Mapping) else {}
+    given = {"max_distance": max_distance, "case_sensitive": case_sensitive, "ignore_punctuation": ignore_punctuation}
+    word_options = {**_WORD_OPTIONS_DEFAULT,
+                    **{option: recorded[key] for key, option in _WORD_MATCH_KEYS.items()
+                       if isinstance(recorded.get(key), type(_WORD_OPTIONS_DEFAULT[option]))
+                       and not (option == "max_distance" and (isinstance(recorded[key], bool) or recorded[key] < 0))},
+                    **{option: value for option, value in given.items() if value is not None}}
     images: dict[Path, tuple[str | None, str | None, str | None]] = {}  # path -> (id, data URL, note)
     details = [
         _detail(rank, doc, metrics, comparison, changes, root, thumbnail_pixels, rank <= max_images, word_options,

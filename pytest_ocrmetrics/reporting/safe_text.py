@@ -35,13 +35,15 @@ Three separate guarantees, each in one place:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-__all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic", "xml_safe"]
+__all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic",
+           "write_lines_atomic", "xml_safe"]
 
 REPLACEMENT = "\ufffd"
 
@@ -62,6 +64,8 @@ _NEEDS_MARK = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(_BIDI_NAMES) + "]")
 
 def clean_text(text: str) -> tuple[str, int]:
     """``text`` with lone surrogates and non-characters replaced by U+FFFD, and how many were replaced."""
+    if text.isascii():  # the usual case, a hundred times cheaper to tell than to search
+        return text, 0
     cleaned, count = _UNENCODABLE.subn(REPLACEMENT, text)
     return cleaned, count
 
@@ -72,7 +76,25 @@ def clean_run(value: Any) -> tuple[Any, int]:
 
     >>> clean_run({"documents": [{"id": "a\\udcff", "metrics": {"cer": 0.5}}]})
     ({'documents': [{'id': 'a�', 'metrics': {'cer': 0.5}}]}, 1)
+
+    A container with nothing to replace (the usual case) is recognised by one scan of its JSON text (``json``'s C
+    encoder writes surrogates and non-characters raw with ``ensure_ascii=False``), not walked string by string.
     """
+    if isinstance(value, (dict, list, tuple)) and not _may_need_cleaning(value):
+        return value, 0
+    return _clean_run(value)
+
+
+def _may_need_cleaning(value: Any) -> bool:
+    """False when ``value`` certainly holds no string that :func:`clean_text` would change."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, check_circular=False, default=repr)
+    except (TypeError, ValueError):  # keys json cannot write (tuples): walk it
+        return True
+    return _UNENCODABLE.search(text) is not None
+
+
+def _clean_run(value: Any) -> tuple[Any, int]:
     if isinstance(value, str):
         return clean_text(value)
     if isinstance(value, dict):
@@ -80,12 +102,12 @@ def clean_run(value: Any) -> tuple[Any, int]:
         items = []
         for key, item in value.items():
             new_key, n_key = clean_text(key) if isinstance(key, str) else (key, 0)
-            new_item, n_item = clean_run(item)
+            new_item, n_item = _clean_run(item)
             total += n_key + n_item
             items.append((new_key, new_item))
         return (dict(items) if total else value), total
     if isinstance(value, (list, tuple)):
-        cleaned = [clean_run(item) for item in value]
+        cleaned = [_clean_run(item) for item in value]
         total = sum(n for _, n in cleaned)
         if not total:
             return value, 0
@@ -109,6 +131,8 @@ def sanitize_run(run: Any) -> Any:
     cleaned, count = clean_run(run)
     if "replaced_characters" in cleaned:
         count += int(cleaned.get("replaced_characters") or 0)
+    elif getattr(cleaned.get("documents"), "replacements_counted", False):
+        pass  # spooled documents: cleaned when added, their replacements are in the run's count already
     else:
         count += sum(int(doc.get("replaced_characters") or 0) for doc in cleaned.get("documents") or ()
                      if isinstance(doc, dict))
@@ -133,6 +157,12 @@ def xml_safe(text: str) -> str:
     return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", lambda m: f"#x{ord(m.group()):02X}", text)
 
 
+def write_lines_atomic(path: str | Path, lines: Iterable[str]) -> Path:
+    """:func:`write_text_atomic` for text produced piece by piece (a run file with many documents): each piece is
+    cleaned and written as it comes, so the whole text is never held in memory. Same guarantees."""
+    return _write_atomic(path, lines)
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` as UTF-8 to ``path`` through a temporary file in the same folder, then rename it over ``path``.
 
@@ -140,9 +170,12 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     and no temporary file behind. Lone surrogates left in ``text`` are written as U+FFFD. Parent folders are
     created; the new file gets the old file's permissions, or the usual ones (``0o666`` less the umask).
     """
+    return _write_atomic(path, (text,))
+
+
+def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = clean_text(text)[0].encode("utf-8")
     try:
         mode = path.stat().st_mode & 0o777
     except OSError:
@@ -152,7 +185,8 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for piece in pieces:
+                stream.write(clean_text(piece)[0].encode("utf-8"))
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:

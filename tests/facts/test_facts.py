@@ -292,3 +292,17 @@ def test_summary_of_nothing_and_per_type() -> None:
     summary = summarize_facts([("a", "present", True), ("a", "present", False), ("b", "table", True)])
     assert summary.by_type == {"present": 0.5, "table": 1.0} and summary.headline == 0.75
     assert (summary.passed, summary.total) == (2, 3)
+
+
+def test_the_layout_browser_leaves_the_callers_thread_free_for_its_own_playwright() -> None:
+    """The layout step's Chromium lives in a thread of its own: a suite that drives its own browser still can."""
+    from pytest_ocrmetrics.metrics.facts.math_layout import layout_available, render_spans
+
+    if not layout_available():
+        pytest.skip("the layout step needs Playwright, pykatex and chromium (OCR_CHROMIUM)")
+    render_spans.cache_clear()
+    assert render_spans("x^{2}")  # starts the layout browser
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:  # raised "Sync API inside the asyncio loop" when both shared a thread
+        assert playwright.chromium is not None

@@ -11,8 +11,11 @@ from pytest_ocrmetrics.scoring import ScoringOptions, score_document
 
 
 def test_scored_micro_metrics_carry_their_numerator_and_denominator() -> None:
+    from pytest_ocrmetrics.metrics.facts import parse_fact
+
     document = Document("a.png", "d", None, "INVOICE #1\nTOTAL 5", fields={"total": "5"},
-                        schema={"type": "object", "required": ["total"]})
+                        schema={"type": "object", "required": ["total"]},
+                        facts=(parse_fact({"id": "f", "type": "present", "text": "TOTAL"}, require_location=False),))
     output = OcrOutput(text='INV0ICE #1\nTOTAL 5', raw='{"total": "5"}')
     options = ScoringOptions(extra_metrics=("crr", "word_f1", "lcs_ratio", "token_f1", "token_ratio",
                                             "set_precision", "set_recall", "set_f1", "sequence_accuracy",

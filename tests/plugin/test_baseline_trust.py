@@ -85,7 +85,9 @@ def test_partial_match_is_counted_everywhere(pytester: pytest.Pytester, dataset:
     entry = _run_file(pytester.path / "new.json")["baseline"]
     assert entry == {"path": str(base), "compared": 2, "new": 1, "missing": 1,
                      "normalization": {"name": "nfc", "unit": "grapheme", "tokenizer": "whitespace",
-                                       "field_compare": "lowercase", "definitions": METRIC_DEFINITIONS},
+                                       "field_compare": "lowercase", "definitions": METRIC_DEFINITIONS,
+                                       "word_match": {"distance": 1, "case_sensitive": False,
+                                                      "ignore_punctuation": True}},
                      "normalization_mismatch": False, "warning": None, "error": None}
 
 

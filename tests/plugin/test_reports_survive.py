@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PNG_1X1
+from tests.plugin.conftest import PNG_1X1
 from pytest_ocrmetrics.gating import validate_run
 
 BIG = " ".join(f"w{n % 997}x{n % 13}" for n in range(260_000))[:2_000_000]  # a 2 MB reference text
@@ -168,7 +168,7 @@ def test_surrogate_in_a_document_id_still_writes_every_report(pytester: pytest.P
 def test_one_failing_report_keeps_the_others_and_the_previous_file(
     pytester: pytest.Pytester, plugin_args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conftest import make_dataset
+    from tests.plugin.conftest import make_dataset
 
     make_dataset(pytester.path)
     out = pytester.path / "out"
@@ -176,10 +176,11 @@ def test_one_failing_report_keeps_the_others_and_the_previous_file(
     (out / "run.json").write_text('{"previous": "run"}', encoding="utf-8")
     import pytest_ocrmetrics.verdict as verdict
 
-    def broken(run: Any) -> str:
+    def broken(run: Any) -> Any:  # the run file is written document by document: fail half-way through
+        yield '{"schema": "pytest-ocrmetrics/1",\n"documents": [\n'
         raise RuntimeError("the disk is full")
 
-    monkeypatch.setattr(verdict, "dump_run", broken)
+    monkeypatch.setattr(verdict, "run_lines", broken)
     result = pytester.runpytest(*BASE, *REPORTS, *plugin_args)
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.OK  # a report that could not be written is said loudly, not a test failure
@@ -195,7 +196,7 @@ def test_one_failing_report_keeps_the_others_and_the_previous_file(
 
 
 def test_report_failure_is_said_even_without_a_summary(pytester: pytest.Pytester) -> None:
-    from conftest import make_dataset
+    from tests.plugin.conftest import make_dataset
 
     make_dataset(pytester.path)
     (pytester.path / "out" / "report.html").mkdir(parents=True)
@@ -206,7 +207,7 @@ def test_report_failure_is_said_even_without_a_summary(pytester: pytest.Pytester
 
 def test_junit_property_names_hold_only_xml_characters(pytester: pytest.Pytester) -> None:
     """Suite property names carry the dataset name, and pytest escapes property values but not names."""
-    from conftest import make_dataset
+    from tests.plugin.conftest import make_dataset
 
     data = make_dataset(pytester.path)
     data.rename(pytester.path / "inv\x1boices")
@@ -222,7 +223,7 @@ def test_junit_property_names_hold_only_xml_characters(pytester: pytest.Pytester
 
 
 def test_interrupted_run_is_marked_in_every_report(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
-    from conftest import make_dataset
+    from tests.plugin.conftest import make_dataset
 
     make_dataset(pytester.path)
     result = pytester.runpytest(*BASE, *REPORTS[1:], "--ocr-max=cer:0.01", "-x", *plugin_args)

@@ -77,6 +77,12 @@ def _open(browser: Any, path: Path) -> tuple[Any, Any, list[str], list[str]]:
     return context, page, requests, problems
 
 
+def _rgba(css: str) -> tuple[float, ...]:
+    """``rgb(1, 2, 3)`` / ``rgba(1, 2, 3, 0.5)`` as (red, green, blue, alpha)."""
+    parts = [float(p) for p in css[css.index("(") + 1:css.index(")")].split(",")]
+    return tuple(parts + [1.0] * (4 - len(parts)))
+
+
 def _column(page: Any, table: str, index: int) -> list[str]:
     return page.eval_on_selector_all(f"#{table} tbody tr", f"rows => rows.map(r => r.cells[{index}].textContent.trim())")
 
@@ -133,6 +139,16 @@ def test_sort_hide_switch_export_expand_offline(browser: Any, report: Path, tmp_
         assert page.get_attribute(f"#{target}", "open") is not None
         assert page.is_visible(f"#{target} img.thumb")
         assert "<script>alert(1)</script>" in page.inner_text(f"#{target} .pair")
+        # the evaluator's legend: exact words uncoloured, fuzzy ones purple, unmatched ones red
+        colours = page.eval_on_selector_all(
+            f"#{target} .pair span[class^=w-]",
+            "ss => ss.map(s => [s.className, s.textContent, getComputedStyle(s).backgroundColor])")
+        by_word = {(kind, text): _rgba(colour) for kind, text, colour in colours}
+        assert by_word[("w-exact", "TOTAL")][3] == 0  # transparent: normal text
+        red, green, blue, alpha = by_word[("w-fuzzy", "12.S0")]
+        assert alpha > 0 and blue > green and red > green  # purple
+        red, green, blue, alpha = by_word[("w-unmatched", "<script>alert(1)</script>")]
+        assert alpha > 0 and red > green and red > blue  # red
         # filter the documents table
         page.fill("input.row-filter", "trocr")
         visible = page.eval_on_selector_all("#documents-table tbody tr", "rs => rs.filter(r => !r.hidden).length")

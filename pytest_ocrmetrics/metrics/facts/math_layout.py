@@ -72,33 +72,60 @@ def layout_available() -> bool:
 
 
 class _Browser:
-    """One headless Chromium for the process, used from one thread at a time (Playwright's sync API is per thread)."""
+    """One headless Chromium for the process, owned by one background thread.
+
+    Playwright's sync API runs an event loop in the thread that starts it, and a second ``sync_playwright()`` in that
+    thread fails ("using Playwright Sync API inside the asyncio loop"). Keeping ours in a thread of its own leaves the
+    caller's thread free, so a test suite that drives its own browser still can.
+    """
 
     def __init__(self) -> None:
+        self.executor: Any = None
         self.lock = threading.Lock()
-        self.thread: int | None = None
         self.playwright: Any = None
         self.browser: Any = None
         self.open_page: Any = None
         self.css = _CSS.read_text(encoding="utf-8")
 
-    def page(self) -> Any:
-        if self.browser is None or self.thread != threading.get_ident():
+    def run(self, html: str) -> Any:
+        """The spans of ``html`` laid out in the browser's page (called from any thread)."""
+        with self.lock:
+            if self.executor is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ocrmetrics-katex")
+            executor = self.executor
+        return executor.submit(self._evaluate, html).result()
+
+    def _evaluate(self, html: str) -> Any:  # on the browser thread only
+        try:
+            page = self._page()
+        except LayoutUnavailable:
+            raise
+        except Exception as exc:  # Playwright cannot start the browser
+            raise LayoutUnavailable(f"cannot start chromium: {exc}") from None
+        try:
+            page.set_content(_PAGE % (self.css, html))
+            return page.evaluate(_SPANS_JS)
+        except Exception as exc:  # the browser went away: start afresh next time
+            self._close_browser()
+            raise LayoutUnavailable(f"chromium failed: {exc}") from None
+
+    def _page(self) -> Any:
+        if self.browser is None:
             from playwright.sync_api import sync_playwright  # type: ignore[import-not-found,unused-ignore]
 
             chromium = _chromium()
             if chromium is None:
                 raise LayoutUnavailable("no chromium executable (set OCR_CHROMIUM)")
-            self.close()
             self.playwright = sync_playwright().start()
             self.browser = self.playwright.chromium.launch(executable_path=chromium, args=_LAUNCH_ARGS)
-            self.thread = threading.get_ident()
             self.open_page = None
         if self.open_page is None or self.open_page.is_closed():  # one page, reused: a new page per equation is slow
             self.open_page = self.browser.new_page(viewport={"width": 800, "height": 400})
         return self.open_page
 
-    def close(self) -> None:
+    def _close_browser(self) -> None:  # on the browser thread only
         try:
             if self.browser is not None:
                 self.browser.close()
@@ -107,6 +134,17 @@ class _Browser:
         except Exception:  # the browser process may already be gone at exit
             pass
         self.browser = self.playwright = self.open_page = None
+
+    def close(self) -> None:
+        """Stop the browser and its thread (at exit)."""
+        with self.lock:
+            executor, self.executor = self.executor, None
+        if executor is not None:
+            try:
+                executor.submit(self._close_browser).result(timeout=30)
+            except Exception:  # noqa: BLE001 - nothing left to do at exit
+                pass
+            executor.shutdown(wait=False)
 
 
 _BROWSER = _Browser()
@@ -127,19 +165,7 @@ def render_spans(equation: str) -> tuple[Span, ...]:
         html = pykatex.renderToString(equation, displayMode=True, output=pykatex.OUTPUT_HTML_AND_MATHML)
     except Exception as exc:
         raise ValueError(f"KaTeX cannot render {equation!r}: {exc}") from None
-    with _BROWSER.lock:
-        try:
-            page = _BROWSER.page()
-        except LayoutUnavailable:
-            raise
-        except Exception as exc:  # Playwright cannot start the browser
-            raise LayoutUnavailable(f"cannot start chromium: {exc}") from None
-        try:
-            page.set_content(_PAGE % (_BROWSER.css, html))
-            rows = page.evaluate(_SPANS_JS)
-        except Exception as exc:  # the browser went away: start afresh next time
-            _BROWSER.close()
-            raise LayoutUnavailable(f"chromium failed: {exc}") from None
+    rows = _BROWSER.run(html)
     return tuple(Span(str(text), float(x), float(y), float(w), float(h)) for text, x, y, w, h in json.loads(
         json.dumps(rows)))
 

@@ -1,0 +1,162 @@
+"""Merging the run files of a sharded CI run (``ocrmetrics merge``) into the run file of the whole run.
+
+Pytest-free. Each shard (``pytest --ocr-shard=K/N --ocr-json=shard-K.json``, or a node-level split by pytest-split
+or pytest-shard) writes its own run file; :func:`merge_runs` joins them: the documents concatenated in the order the
+plugin writes them, and the summary recomputed from those documents by the plugin's own code
+(:meth:`~pytest_ocrmetrics.results.RunResults.summary`) with the seed and resamples the shards recorded, so the merged
+summary (micro averages from counts, means, percentiles, bootstrap intervals) equals, exactly, the summary of the
+same documents run on one machine. Gates and baseline checks then run on the merged run (see ``ocrmetrics merge``).
+
+Refused, with one sentence naming the files: a document in two files, files run with other normalization settings,
+another engine identity (version, model, settings) or another bootstrap seed, shard files of different shard counts,
+the same shard twice or a shard missing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Mapping, Sequence
+
+from pytest_ocrmetrics.gating.comparison import _same_normalization, describe_normalization
+from pytest_ocrmetrics.results import RunResults
+
+__all__ = ["MergeError", "merge_runs", "DEFAULT_BOOTSTRAP"]
+
+#: The summary's bootstrap settings of a run file that does not record them (the plugin's defaults).
+DEFAULT_BOOTSTRAP: Mapping[str, int] = {"seed": 0, "resamples": 1000}
+
+
+class MergeError(ValueError):
+    """Run files that cannot be merged into one run; the message is one sentence naming the files."""
+
+
+def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """One run (a dict of the JSON run file) from several ``(name, run)``, each run already validated
+    (:func:`~pytest_ocrmetrics.gating.load_run`); ``name`` is how messages call the file.
+
+    The result has no ``shard`` and no ``baseline`` entry (a baseline is compared after the merge), ``interrupted``
+    when any shard was, ``replaced_characters`` summed, skipped entries and collection errors listed once.
+
+    >>> doc = {"id": "a.png", "dataset": "d", "engine": "e", "outcome": "passed", "metrics": {}, "counts": {},
+    ...        "elapsed_s": 0}
+    >>> run = {"schema": "pytest-ocrmetrics/1", "created": "", "documents": [doc], "summary": [],
+    ...        "environment": {"engines": {}}, "normalization": {"name": "nfc", "unit": "grapheme",
+    ...        "tokenizer": "whitespace"}, "shard": {"index": 1, "count": 2}}
+    >>> merge_runs([("one.json", run), ("two.json", {**run, "shard": {"index": 2, "count": 2}})])
+    Traceback (most recent call last):
+    ...
+    pytest_ocrmetrics.merge.MergeError: document 'a.png' (e / d) is in both one.json and two.json: a document belongs to one shard only; merge the run files of one sharded run, each once
+    """
+    if not runs:
+        raise MergeError("no run files to merge; give the run file of every shard")
+    _check_shards(runs)
+    first_name, first = runs[0]
+    normalization = dict(first["normalization"])
+    bootstrap = _bootstrap(first)
+    for name, run in runs[1:]:
+        if not _same_normalization(normalization, run["normalization"]):
+            raise MergeError(f"{first_name} and {name} were run with different normalization settings "
+                             f"({describe_normalization(normalization, run['normalization'])} against "
+                             f"{describe_normalization(run['normalization'], normalization)}); run every shard with "
+                             f"the same --ocr-normalize, --ocr-unit, --ocr-tokenizer and --ocr-field-compare")
+        if _bootstrap(run) != bootstrap:
+            raise MergeError(f"{first_name} and {name} were run with different bootstrap settings "
+                             f"({_bootstrap_text(bootstrap)} against {_bootstrap_text(_bootstrap(run))}); run every "
+                             f"shard with the same --ocr-seed and --ocr-bootstrap")
+    engines = _merged_engines(runs)
+
+    owner: dict[tuple[str, str, str], str] = {}
+    documents: list[dict[str, Any]] = []
+    skipped: dict[tuple[str, str], dict[str, Any]] = {}
+    errors: dict[str, dict[str, Any]] = {}
+    for name, run in runs:
+        for doc in run["documents"]:
+            key = (str(doc["engine"]), str(doc["dataset"]), str(doc["id"]))
+            if key in owner:
+                raise MergeError(f"document {key[2]!r} ({key[0]} / {key[1]}) is in both {owner[key]} and {name}: "
+                                 f"a document belongs to one shard only; merge the run files of one sharded run, "
+                                 f"each once")
+            owner[key] = name
+            documents.append(dict(doc))
+        for entry in run.get("skipped_entries") or ():
+            skipped.setdefault((str(entry["dataset"]), str(entry["source"])), dict(entry))
+        for error in run.get("collection_errors") or ():
+            errors.setdefault(str(error["dataset"]), dict(error))
+    # the plugin's order (RunResults.documents): by engine, dataset, document id
+    documents.sort(key=lambda doc: (doc["engine"], doc["dataset"], doc["id"]))
+
+    results = RunResults(normalization=normalization, seed=bootstrap["seed"], skipped_entries=skipped)
+    merged: dict[str, Any] = {
+        "schema": first["schema"],
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "environment": {**first["environment"], "engines": dict(sorted(engines.items()))},
+        "normalization": normalization,
+        "documents": documents,
+        "summary": results.summary(documents, resamples=bootstrap["resamples"]),
+        "skipped_entries": [skipped[key] for key in sorted(skipped)],
+        "collection_errors": [errors[key] for key in sorted(errors)],
+        "interrupted": any(bool(run.get("interrupted")) for _, run in runs),
+        "bootstrap": dict(bootstrap),
+    }
+    replaced = sum(int(run.get("replaced_characters") or 0) for _, run in runs)
+    if replaced:
+        merged["replaced_characters"] = replaced
+    return merged
+
+
+def _bootstrap(run: Mapping[str, Any]) -> dict[str, int]:
+    entry = run.get("bootstrap") or DEFAULT_BOOTSTRAP
+    return {"seed": int(entry["seed"]), "resamples": int(entry["resamples"])}
+
+
+def _bootstrap_text(bootstrap: Mapping[str, int]) -> str:
+    return f"--ocr-seed={bootstrap['seed']} --ocr-bootstrap={bootstrap['resamples']}"
+
+
+def _merged_engines(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """Every engine's identity; the same engine label with another identity in two files is refused."""
+    engines: dict[str, Any] = {}
+    source: dict[str, str] = {}
+    for name, run in runs:
+        for label, identity in ((run.get("environment") or {}).get("engines") or {}).items():
+            if label in engines and engines[label] != identity:
+                raise MergeError(f"engine {label!r} is not the same in {source[label]} and {name} "
+                                 f"({_identity_difference(engines[label], identity)}); run every shard with the same "
+                                 f"engine version, model and settings")
+            engines.setdefault(label, identity)
+            source.setdefault(label, name)
+    return engines
+
+
+def _identity_difference(old: Any, new: Any) -> str:
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for key in sorted(set(old) | set(new), key=str):
+            if old.get(key) != new.get(key):
+                return f"{key} {old.get(key)!r} against {new.get(key)!r}"
+    return f"{old!r} against {new!r}"
+
+
+def _check_shards(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    """The ``--ocr-shard`` files among ``runs`` are the shards of one split: one count, each index once, none
+    missing (a missing shard would let the gates pass on part of the documents)."""
+    shards = [(name, run["shard"]) for name, run in runs if run.get("shard")]
+    if not shards:
+        return
+    count_name, count_shard = shards[0]
+    count = int(count_shard["count"])
+    seen: dict[int, str] = {}
+    for name, shard in shards:
+        if int(shard["count"]) != count:
+            raise MergeError(f"{count_name} is shard {count_shard['index']}/{count} but {name} is shard "
+                             f"{shard['index']}/{shard['count']}: merge the run files of one split (the same N in "
+                             f"every --ocr-shard=K/N)")
+        index = int(shard["index"])
+        if index in seen:
+            raise MergeError(f"{seen[index]} and {name} are both shard {index}/{count}: give each shard's run file once")
+        seen[index] = name
+    missing = [index for index in range(1, count + 1) if index not in seen]
+    if missing:
+        names = ", ".join(f"{index}/{count}" for index in missing)
+        raise MergeError(f"{'shard' if len(missing) == 1 else 'shards'} {names} "
+                         f"{'is' if len(missing) == 1 else 'are'} missing (given: {', '.join(f'{seen[i]} ({i}/{count})' for i in sorted(seen))}"
+                         f"); give the run file of every shard, an empty shard writes one too")
