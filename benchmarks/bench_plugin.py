@@ -130,7 +130,7 @@ def main() -> None:
         print(f"measured {documents} documents", file=sys.stderr, flush=True)
     print(f"median of {options.repeat} interleaved runs (wall time of a whole pytest process; plugin: default metrics, "
           "CER threshold, JUnit + run file)")
-    print(f"| documents | plain (s) | plugin (s) | plugin / plain | plugin ms / document |")
+    print("| documents | plain (s) | plugin (s) | plugin / plain | plugin ms / document |")
     print("|---|---|---|---|---|")
     for documents, r in rows:
         print(f"| {documents:,} | {r['plain_s']:.2f} | {r['plugin_s']:.2f} | **{r['plugin_s'] / r['plain_s']:.2f}x** | "

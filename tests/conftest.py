@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -15,3 +18,21 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared OCR ground truth not found at {SHARED_DATA} (only present in the project's workspace and CI)")
     return SHARED_DATA
+
+
+CHROMIUM = os.environ.get("OCR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium (the system's, ``$OCR_CHROMIUM``) driven by Playwright for Python; skips without either."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed "
+                                   "(pip install playwright; the browser itself comes from the system: apt-get install chromium)")
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"no chromium executable at {CHROMIUM} (apt-get install chromium, or set OCR_CHROMIUM)")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield browser
+        browser.close()

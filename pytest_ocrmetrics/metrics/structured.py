@@ -136,8 +136,53 @@ class SchemaViolation:
         return {"path": self.path, "message": self.message, "keyword": self.keyword, "schema_path": self.schema_path}
 
 
+class _Validity:
+    """What JSON and XML validity share: the specification's names for the parse and schema verdicts."""
+
+    parsed: bool
+    valid: bool
+    parse_error: str | None
+    required_total: int
+    missing_required: tuple[str, ...]
+
+    @property
+    def required_present(self) -> int:
+        return self.required_total - len(self.missing_required)
+
+    @property
+    def completeness(self) -> float:
+        if not self.parsed:
+            return 0.0
+        return self.required_present / self.required_total if self.required_total else 1.0
+
+    @property
+    def is_valid(self) -> bool:
+        """The specification's ``is_valid``: the output parses (schema or not)."""
+        return self.parsed
+
+    @property
+    def is_schema_compliant(self) -> bool:
+        return self.valid
+
+    @property
+    def parsing_error(self) -> str | None:
+        return self.parse_error
+
+    @property
+    def completeness_score(self) -> float:
+        return self.completeness
+
+    @property
+    def value(self) -> float:
+        return 1.0 if self.valid else 0.0
+
+    def counts(self) -> dict[str, int]:
+        """Corpus rates: schema-valid = sum(valid) / sum(documents), parse success = sum(parsed) / sum(documents)."""
+        return {"valid": int(self.valid), "parsed": int(self.parsed), "documents": 1}
+
+
 @dataclass(frozen=True)
-class JsonValidity:
+class JsonValidity(_Validity):
     """Parse, schema and completeness results for one model output.
 
     ``valid`` is True when the output parsed and (with a schema) satisfied it. ``completeness`` is the share of
@@ -164,43 +209,8 @@ class JsonValidity:
         return self.source == "fence"
 
     @property
-    def required_present(self) -> int:
-        return self.required_total - len(self.missing_required)
-
-    @property
-    def completeness(self) -> float:
-        if not self.parsed:
-            return 0.0
-        return self.required_present / self.required_total if self.required_total else 1.0
-
-    @property
-    def is_valid(self) -> bool:
-        """The specification's ``is_valid``: the output parses (schema or not)."""
-        return self.parsed
-
-    @property
-    def is_schema_compliant(self) -> bool:
-        return self.valid
-
-    @property
-    def parsing_error(self) -> str | None:
-        return self.parse_error
-
-    @property
     def validation_errors(self) -> list[str]:
         return [e.message for e in self.errors]
-
-    @property
-    def completeness_score(self) -> float:
-        return self.completeness
-
-    @property
-    def value(self) -> float:
-        return 1.0 if self.valid else 0.0
-
-    def counts(self) -> dict[str, int]:
-        """Corpus rates: schema-valid = sum(valid) / sum(documents), parse success = sum(parsed) / sum(documents)."""
-        return {"valid": int(self.valid), "parsed": int(self.parsed), "documents": 1}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict with the specification's keys (``is_valid``, ``is_schema_compliant``,
@@ -521,7 +531,7 @@ def _xsd_errors(text: str, xsd: Any) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class XmlValidity:
+class XmlValidity(_Validity):
     """Well-formedness, XSD and completeness results for one XML model output.
 
     ``parsed``: the output is well-formed XML (no entity declarations). ``valid``: parsed and, with an XSD, valid
@@ -546,41 +556,8 @@ class XmlValidity:
     output_format = "xml"
 
     @property
-    def required_present(self) -> int:
-        return self.required_total - len(self.missing_required)
-
-    @property
-    def completeness(self) -> float:
-        if not self.parsed:
-            return 0.0
-        return self.required_present / self.required_total if self.required_total else 1.0
-
-    @property
-    def is_valid(self) -> bool:
-        return self.parsed
-
-    @property
-    def is_schema_compliant(self) -> bool:
-        return self.valid
-
-    @property
-    def parsing_error(self) -> str | None:
-        return self.parse_error
-
-    @property
     def validation_errors(self) -> list[str]:
         return list(self.errors)
-
-    @property
-    def completeness_score(self) -> float:
-        return self.completeness
-
-    @property
-    def value(self) -> float:
-        return 1.0 if self.valid else 0.0
-
-    def counts(self) -> dict[str, int]:
-        return {"valid": int(self.valid), "parsed": int(self.parsed), "documents": 1}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict with the specification's keys and this project's (as :meth:`JsonValidity.to_dict`)."""

@@ -110,7 +110,7 @@ def test_baseline_with_other_normalization_is_refused_at_startup(pytester: pytes
 
 
 def test_baseline_with_another_field_comparison_is_refused(pytester: pytest.Pytester, dataset: Path) -> None:
-    base = _baseline(pytester)
+    _baseline(pytester)
     result = pytester.runpytest(*BASE, "--ocr-baseline=base.json", "--ocr-field-compare=normalized")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --ocr-baseline * was made with normalization 'nfc', unit 'grapheme', "

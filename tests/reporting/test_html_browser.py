@@ -8,10 +8,8 @@ page makes no network request at all. Skips when chromium or Playwright is not i
 from __future__ import annotations
 
 import csv
-import os
-import shutil
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -19,21 +17,7 @@ from ocr_run_factory import make_doc, make_run
 from pytest_ocrmetrics.gating import compare_runs
 from pytest_ocrmetrics.reporting.html import write_html
 
-CHROMIUM = os.environ.get("OCR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--no-first-run"]
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed "
-                                   "(pip install playwright; the browser itself comes from the system: apt-get install chromium)")
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"no chromium executable at {CHROMIUM} (apt-get install chromium, or set OCR_CHROMIUM)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -12,34 +12,19 @@ from __future__ import annotations
 import csv
 import io
 import os
-import shutil
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from pytest_ocrmetrics.serve.server import EvaluatorServer
 
-CHROMIUM = os.environ.get("OCR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--no-first-run"]
 SCREENSHOTS = os.environ.get("OCR_SCREENSHOTS")
 
 TRANSPARENT = "rgba(0, 0, 0, 0)"
 FUZZY_BACKGROUND = "rgb(228, 212, 252)"  # --fuzzy-bg, purple
 UNMATCHED_BACKGROUND = "rgb(255, 206, 203)"  # --bad-bg, red
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed "
-                                   "(pip install playwright; the browser itself comes from the system: apt-get install chromium)")
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"no chromium executable at {CHROMIUM} (apt-get install chromium, or set OCR_CHROMIUM)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
 
 
 class Page:

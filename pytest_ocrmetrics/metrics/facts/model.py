@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pytest_ocrmetrics.metrics.facts.text import FuzzySearchMissing, near_match_starts, ngram_repeats, normalize_text
