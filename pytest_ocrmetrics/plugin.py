@@ -904,3 +904,10 @@ def _junit_xml(config: pytest.Config) -> Any:
         return None
     xml = config.stash.get(xml_key, None)
     return xml if callable(getattr(xml, "add_global_property", None)) else None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Delete the run's spool file once every report, the terminal summary among them, has been written."""
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.results.close()

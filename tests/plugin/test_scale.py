@@ -220,3 +220,21 @@ def test_garbage_collector_skips_collected_items_during_the_run(pytester: pytest
     )
     pytester.runpytest("--ocr-engine=replay:preds", *plugin_args).assert_outcomes(passed=3)
     assert gc.get_freeze_count() == 0  # unfrozen at the end (this in-process run froze this process's objects too)
+
+
+def test_the_spool_file_is_closed_when_pytest_unconfigures(pytester: pytest.Pytester, dataset: Path) -> None:
+    """The records' temporary file lives until the terminal summary is written, then it is closed (no ResourceWarning
+    for an unclosed file at exit)."""
+    from pytest_ocrmetrics.plugin import STATE
+
+    seen = []
+
+    class Capture:
+        def pytest_configure(self, config: pytest.Config) -> None:
+            seen.append(config)
+
+    pytester.inline_run("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-json=run.json",
+                        plugins=[Capture()])
+    assert json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["documents"]
+    spool = seen[0].stash[STATE].results._spool
+    assert spool._file is None
