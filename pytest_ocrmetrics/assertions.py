@@ -132,6 +132,12 @@ def failure_message(score: DocumentScore, threshold: Threshold, value: float) ->
         more = f"\n  and {len(failing) - 10} more" if len(failing) > 10 else ""
         return head + "".join(f"\n- fact {fact['id']!r} ({fact['type']}) failed: {fact.get('explanation') or ''}"
                               for fact in failing[:10]) + more
+    tasks = score.details.get("tasks") or ([score.details["task"]] if "task" in score.details else [])
+    if spec.requires == "tasks" and tasks:
+        return head + "".join(f"\n- task {n} ({task.get('type', 'extraction')}): "
+                              f"{'succeeded' if task.get('task_success') else task.get('error_type') or 'failed'}"
+                              f" (quality {float(task.get('quality_score', task.get('quality', 0.0))):.3g})"
+                              for n, task in enumerate(tasks[:10], start=1))
     json_details = score.details.get("json")
     if spec.requires == "schema" and json_details:
         errors = json_details.get("errors") or []
@@ -160,7 +166,8 @@ def assert_metric(
         raise TypeError(f"assert_metric({metric!r}) needs a threshold (none given and none in the ground truth)")
     if metric not in score.metrics:
         needs = {"fields": "ground-truth fields", "schema": "a JSON schema", "lines": "a reference text",
-                 "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts"}[spec.requires]
+                 "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts",
+                 "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)"}[spec.requires]
         raise AssertionError(
             f"{metric} was not computed for document {score.document.id!r}: it needs {needs}"
             + (" (add it with --ocr-metric)" if spec.requires == "text" else "")

@@ -67,6 +67,8 @@ class Document:
     ``dataset`` is the dataset's display name. ``source`` names where the ground truth came from
     (``"data/ground_truth.json: doc_001.png"``), so errors can point at the file and entry.
     ``thresholds`` are per-document limits from the ground truth (``{"cer": 0.1}``); they override every other level.
+    ``tasks`` are the document's downstream tasks (extraction, qa, classification; see
+    :func:`pytest_ocrmetrics.metrics.downstream.downstream_task`), each ``{"type": ..., "reference": {...}}``.
     ``image_data`` holds the image bytes once they were read for recognition (:meth:`with_image_bytes`), so the
     output cache hashes exactly the bytes the engine reads; it is None in a loaded dataset.
     """
@@ -86,6 +88,10 @@ class Document:
     page: int | None = None
     # page-level facts (:mod:`pytest_ocrmetrics.metrics.facts`) checked on the output
     facts: tuple[Any, ...] = ()
+    # downstream tasks (:mod:`pytest_ocrmetrics.metrics.downstream`), scored with ``--ocr-metric=task_success``:
+    # ``{"type": "extraction" | "qa" | "classification", "reference": {...}}`` each, the reference being the
+    # specification's ground-truth dict (fields, ``{"answer": ...}``, ``{"class": ...}``)
+    tasks: tuple[Mapping[str, Any], ...] = ()
 
     def image_file(self) -> Path:
         """The image's path; raises ``FileNotFoundError`` naming the document and its source when there is none."""

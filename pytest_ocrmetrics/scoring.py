@@ -15,7 +15,7 @@ from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.normalize import get_profile
 
 __all__ = ["DocumentScore", "ScoringOptions", "score_document", "document_record", "DEFAULT_TEXT_METRICS",
-           "fields_from_text"]
+           "fields_from_text", "task_prediction"]
 
 #: a document schema with ``"x-output-format": "xml"`` checks an XML output (its ``required`` are element paths)
 XML_FORMAT_KEY = "x-output-format"
@@ -161,6 +161,52 @@ def fields_from_text(reference_fields: Mapping[str, Any], text: str, *, ignore_c
     return {key: locate(value) for key, value in reference_fields.items()}
 
 
+def task_prediction(task: Mapping[str, Any], output: OcrOutput, *, field_compare: str = "lowercase") -> tuple[Any, str]:
+    """What the engine's output answers to one downstream task of a document, and where that came from.
+
+    The specification scores a task on a predicted dict (the fields, ``{"answer": ...}``, ``{"class": ...}``).
+    An engine with structured output (``output.fields``) supplies it: its fields for ``extraction``, its
+    ``"answer"`` for ``qa``, its ``"class"`` for ``classification`` (source ``"engine"``). Otherwise (a text-only
+    engine, or fields without ``"answer"``) the text is read like fields are (:func:`fields_from_text`, source ``"located in text"``): each reference field,
+    or each accepted answer, is located in the text, case-insensitively, so a qa answer succeeds when it is written
+    in the text. A class is a decision no text makes: without ``output.fields["class"]`` the task gets no class
+    (source ``"none"``) and fails.
+
+    >>> task_prediction({"type": "qa", "reference": {"answer": "Acme Corp"}}, OcrOutput(text="Vendor: ACME CORP"))
+    ({'answer': 'ACME CORP'}, 'located in text')
+    >>> task_prediction({"type": "classification", "reference": {"class": "invoice"}}, OcrOutput(text="INVOICE"))
+    ({}, 'none')
+    """
+    kind, reference, structured = task.get("type"), task.get("reference"), output.fields
+    if kind == "extraction" and isinstance(reference, Mapping):
+        if structured is not None:
+            return structured, "engine"
+        return fields_from_text(reference, output.text, ignore_case=field_compare != "exact",
+                                join_lines=field_compare != "exact"), "located in text"
+    if kind == "qa" and isinstance(reference, Mapping):
+        if structured is not None and "answer" in structured:
+            return {"answer": structured["answer"]}, "engine"
+        accepted = reference.get("answer")
+        answers = [accepted] if isinstance(accepted, str) else [str(answer) for answer in accepted or ()]
+        spans = [fields_from_text({"answer": answer}, output.text, ignore_case=True, join_lines=True)["answer"]
+                 for answer in answers]
+        matching = [span for span, answer in zip(spans, answers)
+                    if span is not None and span.strip().lower() == answer.strip().lower()]
+        located = [span for span in spans if span is not None]
+        return {"answer": (matching or located or [""])[0]}, "located in text"
+    if kind == "classification" and structured is not None and "class" in structured:
+        return {"class": structured["class"]}, "engine"
+    return {}, "none"
+
+
+def _score_task(task: Mapping[str, Any], output: OcrOutput, options: ScoringOptions) -> tuple[Any, str]:
+    """One downstream task of a document scored on ``output``: (its DownstreamResult, the prediction's source)."""
+    from pytest_ocrmetrics.metrics.downstream import downstream_task
+
+    predicted, source = task_prediction(task, output, field_compare=options.field_compare)
+    return downstream_task(str(task.get("type")), predicted, task.get("reference")), source
+
+
 def score_document(document: Document, output: OcrOutput, *, engine: str, options: ScoringOptions | None = None) -> DocumentScore:
     """Compute every metric that applies to ``document`` for ``output``."""
     from pytest_ocrmetrics.metrics.text import score_text
@@ -231,7 +277,7 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         metrics["field_recall"] = float(result.recall)
         c = dict(result.counts())
         counts["field_f1"] = counts["field_precision"] = counts["field_recall"] = c
-        if "task_success" in wanted:  # the specification's downstream extraction task on the same fields
+        if "task_success" in wanted and not document.tasks:  # the spec's downstream extraction task on the fields
             from pytest_ocrmetrics.metrics.downstream import downstream_task
 
             task = downstream_task("extraction", extracted, document.fields)
@@ -246,6 +292,15 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
             "mismatches": [{"field": path, "expected": expected, "found": found}
                            for path, expected, found in result.mismatches],
         }
+
+    if document.tasks and "task_success" in wanted:  # the document's own downstream tasks replace the fields task
+        task_results = [_score_task(task, output, options) for task in document.tasks]
+        successes = sum(result.success for result, _ in task_results)
+        metrics["task_success"] = successes / len(task_results)
+        counts["task_success"] = {"successes": successes, "tasks": len(task_results)}
+        details["tasks"] = [{"type": result.task, "task_success": result.success, "quality_score": result.quality,
+                             "error_type": result.error_type, "source": source}
+                            for result, source in task_results]
 
     if document.schema is not None:
         from pytest_ocrmetrics.metrics.structured import json_validity, xml_validity

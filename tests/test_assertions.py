@@ -49,3 +49,19 @@ def test_text_failure_excerpt_uses_the_gap_mark() -> None:
     with pytest.raises(AssertionError) as failure:
         assert_cer_below("INVOICE 12345", 0.01, reference="INVOICE #12345")
     assert "ref: INVOICE #12345" in str(failure.value) and "hyp: INVOICE ∅12345" in str(failure.value)
+
+
+def test_task_failure_lists_each_task_and_its_outcome() -> None:
+    from pytest_ocrmetrics.assertions import assert_metric
+    from pytest_ocrmetrics.scoring import ScoringOptions, score_document
+
+    document = Document("q.png", "docs", None, "The total is 12.50", tasks=(
+        {"type": "qa", "reference": {"answer": "12.50"}}, {"type": "classification", "reference": {"class": "invoice"}}))
+    score = score_document(document, OcrOutput(text="The total is 12.50", fields={"answer": "13", "class": "invoice"}),
+                           engine="e", options=ScoringOptions(extra_metrics=("task_success",)))
+    assert score.metrics["task_success"] == 0.5
+    with pytest.raises(AssertionError) as failure:
+        assert_metric(score, "task_success", 1.0)
+    lines = str(failure.value).splitlines()
+    assert lines[0].startswith("task_success = 0.5, must be >= 1")
+    assert lines[1:] == ["- task 1 (qa): answer_incorrect (quality 0)", "- task 2 (classification): succeeded (quality 1)"]

@@ -3,9 +3,10 @@
 A dataset loader reads one on-disk format into a :class:`Dataset`: an immutable, id-sorted tuple of
 :class:`~pytest_ocrmetrics.documents.Document` plus the entries it skipped. The helpers here are the single place that
 turns a path written in a ground-truth file into an image path (refusing paths that leave the dataset folder), that
-checks a ground-truth entry (``full_text``, ``fields``, ``thresholds``, ``tags``, ``schema``), and that checks every
-document's image (:func:`finish`: it must exist, stay inside the dataset folder once symbolic links are followed, and
-be an image by its first bytes), so every format reports the same mistakes with the same sentence.
+checks a ground-truth entry (``full_text``, ``fields``, ``thresholds``, ``tags``, ``schema``, ``facts``, ``tasks``),
+and that checks every document's image (:func:`finish`: it must exist, stay inside the dataset folder once symbolic
+links are followed, and be an image by its first bytes), so every format reports the same mistakes with the same
+sentence.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ __all__ = [
     "resolve_inside",
 ]
 
-ENTRY_KEYS = ("full_text", "fields", "thresholds", "tags", "schema", "facts")
+ENTRY_KEYS = ("full_text", "fields", "thresholds", "tags", "schema", "facts", "tasks")
 """The keys a ground-truth entry may have (formats 1 and 4; format 4 adds ``image``)."""
 
 
@@ -238,7 +239,8 @@ def document_from_entry(
 
     ``where`` prefixes error messages (``"data/ground_truth.json, entry 'doc_001.png'"``). ``full_text`` may be
     absent (a fields-only document) but must be a string when present; ``fields`` and ``schema`` must be objects,
-    ``thresholds`` must map registered metric names to numbers, ``tags`` must be a list of strings. Keys that look
+    ``thresholds`` must map registered metric names to numbers, ``tags`` must be a list of strings, ``tasks`` a list
+    of downstream tasks (see :func:`_check_tasks`). Keys that look
     like a misspelt known key (``threshold``, ``full-text``) are errors; other extra keys are ignored (metadata).
     """
     if not isinstance(entry, Mapping):
@@ -263,6 +265,7 @@ def document_from_entry(
         raise DatasetError(f"{where}: 'tags' must be a list of strings, got {json.dumps(tags, ensure_ascii=False)}.")
     schema = _check_schema(entry["schema"], where) if entry.get("schema") is not None else None
     facts = _check_facts(entry["facts"], where) if entry.get("facts") is not None else ()
+    tasks = _check_tasks(entry["tasks"], where) if entry.get("tasks") is not None else ()
     return Document(
         id=doc_id,
         dataset=dataset,
@@ -275,7 +278,71 @@ def document_from_entry(
         source=source,
         error=image_error(image_path),
         facts=facts,
+        tasks=tasks,
     )
+
+
+TASK_KEYS = ("type", "reference")
+"""The keys of one downstream task in a ground-truth entry's ``tasks`` list."""
+
+_TASK_REFERENCE_SHAPES = {
+    "extraction": "an object of field name to value with at least one field",
+    "qa": "{\"answer\": ...} with a string, or a list of accepted strings",
+    "classification": "{\"class\": ...} with a string or number",
+}
+
+
+def _check_tasks(value: Any, where: str) -> tuple[dict[str, Any], ...]:
+    """A document's ``tasks``: a list of ``{"type": ..., "reference": {...}}`` downstream tasks.
+
+    The reference is the specification's ground-truth dict of the task: the fields (``extraction``), ``{"answer":
+    ...}`` (``qa``; a list of accepted answers works too) or ``{"class": ...}`` (``classification``). A task of
+    another type is kept as written: it scores as the specification says, a failure with ``error_type``
+    ``"unknown_task_type"`` (:func:`pytest_ocrmetrics.metrics.downstream.downstream_task`).
+    """
+    if not isinstance(value, list):
+        raise DatasetError(f"{where}: 'tasks' must be a list of task objects like "
+                           f"{{\"type\": \"qa\", \"reference\": {{\"answer\": \"42\"}}}}, got {_type_name(value)}.")
+    tasks = []
+    for number, task in enumerate(value, start=1):
+        at = f"{where}, task {number}"
+        if not isinstance(task, Mapping):
+            raise DatasetError(f"{at}: a task must be an object with 'type' and 'reference', got {_type_name(task)}.")
+        for key in task:
+            if key not in TASK_KEYS:
+                close = difflib.get_close_matches(str(key), TASK_KEYS, n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}?" if close else "a task has only 'type' and 'reference'."
+                raise DatasetError(f"{at}: unknown key {key!r}; {hint}")
+        kind = task.get("type")
+        if not isinstance(kind, str) or not kind:
+            raise DatasetError(f"{at}: 'type' must be a task name (extraction, qa or classification), "
+                               f"got {_type_name(kind)}.")
+        reference = task.get("reference")
+        shape = _TASK_REFERENCE_SHAPES.get(kind)
+        problem = None if shape is None else _task_reference_problem(kind, reference)
+        if problem is not None:
+            raise DatasetError(f"{at}: the {kind!r} task's 'reference' must be {shape}, got {problem}.")
+        tasks.append({"type": kind, "reference": dict(reference) if isinstance(reference, Mapping) else reference})
+    return tuple(tasks)
+
+
+def _task_reference_problem(kind: str, reference: Any) -> str | None:
+    """What is wrong with a known task's reference (for the error message), or None when it is usable."""
+    if not isinstance(reference, Mapping):
+        return "nothing" if reference is None else _type_name(reference)
+    if kind == "extraction":
+        return None if reference else "an empty object"
+    key = "answer" if kind == "qa" else "class"
+    if key not in reference:
+        close = difflib.get_close_matches(key, [str(k) for k in reference], n=1, cutoff=0.6)
+        return f"{close[0]!r} instead of {key!r}" if close else f"an object without {key!r}"
+    answer = reference[key]
+    if kind == "qa":
+        ok = isinstance(answer, str) or (isinstance(answer, list) and bool(answer)
+                                         and all(isinstance(a, str) for a in answer))
+    else:
+        ok = isinstance(answer, (str, int, float)) and not isinstance(answer, bool)
+    return None if ok else f"{key!r} {_type_name(answer)}"
 
 
 def _check_facts(value: Any, where: str) -> tuple[Any, ...]:

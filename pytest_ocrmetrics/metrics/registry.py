@@ -27,7 +27,7 @@ class MetricSpec:
     name: str
     title: str
     better: Direction
-    requires: Literal["text", "lines", "fields", "schema", "answers", "facts"] = "text"
+    requires: Literal["text", "lines", "fields", "schema", "answers", "facts", "tasks"] = "text"
     aggregation: Literal["micro", "mean"] = "mean"
     numerator: str | None = None  # key in the document's counts[name] summed for the micro value
     denominator: str | None = None
@@ -94,9 +94,10 @@ _SPECS = (
     MetricSpec("completeness", "Complete", "higher", "schema", "mean",
                description="schema-required fields present and non-empty / required fields (1.0 when none is "
                            "required, 0.0 when the output does not parse)"),
-    MetricSpec("task_success", "Task ok", "higher", "fields", "micro", "successes", "tasks",
-               description="downstream extraction task: 1 if reference fields whose str(v).strip().lower() equals "
-                           "the output's / reference fields >= 0.8"),
+    MetricSpec("task_success", "Task ok", "higher", "tasks", "micro", "successes", "tasks",
+               description="downstream task success: successes / tasks, over the document's own tasks (extraction, "
+                           "qa, classification) or else one extraction task on its fields (success when the share of "
+                           "reference fields whose str(v).strip().lower() equals the output's is >= 0.8)"),
     MetricSpec("anls", "ANLS", "higher", "answers", "mean",
                description="average normalized Levenshtein similarity (DocVQA), 0 below 0.5 similarity"),
     MetricSpec("token_ratio", "TokRatio", "lower", "text", "micro", "output_tokens", "reference_tokens",
