@@ -98,6 +98,9 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
         "interrupted": any(bool(run.get("interrupted")) for _, run in runs),
         "bootstrap": dict(bootstrap),
     }
+    by_tag = results.summary_by_tag(documents, resamples=bootstrap["resamples"])
+    if by_tag:  # as the plugin's run file: absent when no document has tags
+        merged["summary_by_tag"] = by_tag
     replaced = sum(int(run.get("replaced_characters") or 0) for _, run in runs)
     if replaced:
         merged["replaced_characters"] = replaced

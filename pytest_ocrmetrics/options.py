@@ -18,11 +18,13 @@ from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS
 from pytest_ocrmetrics.sharding import Shard, parse_shard
 
-__all__ = ["add_options", "OcrSettings", "parse_threshold_items", "SUMMARY_MODES", "FIELD_COMPARE_MODES"]
+__all__ = ["add_options", "OcrSettings", "parse_threshold_items", "SUMMARY_MODES", "FIELD_COMPARE_MODES",
+           "parse_columns"]
 
 SUMMARY_MODES = ("none", "short", "full")
 FIELD_COMPARE_MODES = ("lowercase", "exact", "normalized", "fuzzy")
 JUNIT_PROPERTY_MODES = ("default", "all")
+COLUMN_STATISTICS = ("micro", "mean", "median", "p90", "p95", "min", "max")
 
 # (option, ini name, ini type, kwargs for addoption). The ini name is the "dest"; list options append.
 _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
@@ -42,7 +44,12 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
         help="Filter out (not fail) documents whose engine confidence (0..1) is below CONF.")),
     ("--ocr-limit", "ocr_limit", "string", dict(metavar="N", help="Use only the first N documents of each dataset.")),
     ("--ocr-summary", "ocr_summary", "string", dict(metavar="MODE",
-        help="Terminal summary: none, short (default) or full (adds worst documents and top confusions).")),
+        help="Terminal summary: none, short (default) or full (adds rows per document tag, worst documents and top "
+             "confusions).")),
+    ("--ocr-columns", "ocr_columns", "string", dict(metavar="METRIC[:STAT],...",
+        help="Metric columns of the terminal summary, comma-separated registry names with an optional statistic "
+             "(micro by default, or mean, median, p90, p95, min, max), e.g. cer,exact_match,ned,edit_similarity "
+             "(default: cer, cer:mean, cer:p95, wer, field_f1, json_valid).")),
     ("--ocr-json", "ocr_json", "string", dict(metavar="PATH", help="Write the JSON run file (schema pytest-ocrmetrics/1).")),
     ("--ocr-normalize", "ocr_normalize", "string", dict(metavar="PROFILE",
         help="Normalization profile applied to reference and output before scoring (default nfc), "
@@ -158,6 +165,27 @@ def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
     return result
 
 
+def parse_columns(value: Any) -> tuple[tuple[str, str], ...]:
+    """``--ocr-columns`` (or ``ocr_columns``): ``"cer,ned:p95"`` -> ``(("cer", "micro"), ("ned", "p95"))``.
+
+    An unknown metric or statistic is a usage error (with a did-you-mean for a metric); empty: the default columns.
+    """
+    columns: list[tuple[str, str]] = []
+    for item in str(value or "").replace("\n", ",").split(","):
+        name, _, stat = (part.strip() for part in item.strip().partition(":"))
+        if not name:
+            continue
+        if name not in METRICS:
+            raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: {unknown_metric_message(name)}")
+        stat = stat or "micro"
+        if stat not in COLUMN_STATISTICS:
+            raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: unknown statistic {stat!r}; choose one of: "
+                                    f"{', '.join(COLUMN_STATISTICS)}, e.g. --ocr-columns={name}:p95")
+        if (name, stat) not in columns:
+            columns.append((name, stat))
+    return tuple(columns)
+
+
 def _shard(text: str) -> Shard:
     try:
         return parse_shard(text)
@@ -195,6 +223,7 @@ class OcrSettings:
     min_confidence: float | None = None
     limit: int | None = None
     summary: str = "short"
+    columns: tuple[tuple[str, str], ...] = ()  # (metric, statistic) of the terminal summary; () = the default ones
     json_path: Path | None = None
     normalize: str = "nfc"
     unit: str = "grapheme"
@@ -271,6 +300,7 @@ class OcrSettings:
             min_confidence=None if confidence in (None, "") else _number(str(confidence), "--ocr-min-confidence"),
             limit=None if limit in (None, "") else _number(str(limit), "--ocr-limit", int),
             summary=_choice(config, "ocr_summary", "--ocr-summary", SUMMARY_MODES, "short"),
+            columns=parse_columns(_get(config, "ocr_columns")),
             json_path=None if not json_path else invocation / str(json_path),
             normalize=normalize,
             unit=_choice(config, "ocr_unit", "--ocr-unit", UNITS, "grapheme"),

@@ -578,6 +578,8 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
         record = document_record(case.document, case.engine.label, output)
     record["nodeid"] = item.nodeid
     record["checks"] = list(item_state.context.checks)
+    if case.document.tags:  # per-tag rows of the summary (RunResults.summary_by_tag)
+        record["tags"] = list(case.document.tags)
     if item_state.filtered:
         record["filtered"] = True
         record["message"] = item_state.filtered
@@ -811,7 +813,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     if state.run is None:
         return
-    lines = render_summary(state.run, mode=state.settings.summary)
+    lines = render_summary(state.run, mode=state.settings.summary, columns=state.settings.columns)
     if state.verdict is not None:
         lines += state.verdict.lines()
     terminalreporter.write_sep("=", "OCR metrics")

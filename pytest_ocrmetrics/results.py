@@ -221,52 +221,66 @@ class RunResults:
 
     def summary(self, documents: Iterable[Mapping[str, Any]] | None = None, *,
                 resamples: int = 1000) -> list[dict[str, Any]]:
-        """One row per engine × dataset: outcome counts and, per metric, micro/mean/median/p90/p95/min/max/n/CI.
+        """One row per engine × dataset: outcome counts (``evaluated`` = passed + failed, the documents scored and
+        judged) and, per metric, micro/mean/median/p90/p95/min/max/n/CI.
 
         ``documents`` are :meth:`documents` when the caller already has them (any iterable of document records,
         e.g. a merged run's); they are read once, and not held.
         """
-        groups: dict[tuple[str, str], _Group] = {}
+        groups: dict[tuple[str, ...], _Group] = {}
         for rec in self.documents() if documents is None else documents:
-            key = (rec["engine"], rec["dataset"])
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = _Group()
-            group.add(rec)
-        rows = []
-        for (engine, dataset), group in groups.items():
-            accumulators = group.accumulators
-            # one set of bootstrap resamples for all metrics of this engine × dataset (the costly part of a summary)
-            columns = {name: sorted(acc.values) for name, acc in accumulators.items() if acc.values}
-            intervals = (bootstrap_mean_intervals(columns, seed=self.seed, resamples=resamples)
-                         if resamples and columns else {})
-            metrics = {
-                name: accumulators[name].result(seed=self.seed, resamples=0, interval=intervals.get(name)).to_dict()
-                for name in in_registry_order(accumulators)
-            }
-            outcomes = group.outcomes
-            rows.append({
-                "engine": engine,
-                "dataset": dataset,
-                "documents": group.documents,
-                "passed": outcomes["passed"],
-                "failed": outcomes["failed"],
-                "errors": outcomes["error"],
-                "skipped": outcomes["skipped"],
-                "filtered": outcomes["filtered"],
-                "skipped_entries": sum(1 for key in self.skipped_entries if key[0] == dataset),
-                "cache_hits": group.cache_hits,
-                "truncated": group.truncated,
-                "metrics": metrics,
-            })
-        return rows
+            _group(groups, (rec["engine"], rec["dataset"])).add(rec)
+        return [self._row(engine, dataset, group, resamples) for (engine, dataset), group in groups.items()]
+
+    def summary_by_tag(self, documents: Iterable[Mapping[str, Any]] | None = None, *,
+                       resamples: int = 1000) -> list[dict[str, Any]]:
+        """The summary's rows per document tag (a document's ``tags``, from its ground truth): one row per tag ×
+        engine × dataset, with a ``tag`` key, aggregated exactly like :meth:`summary` over the documents carrying that
+        tag (a document with two tags counts in both). Sorted by tag, engine, dataset; empty when no document has
+        tags."""
+        groups: dict[tuple[str, ...], _Group] = {}
+        for rec in self.documents() if documents is None else documents:
+            for tag in dict.fromkeys(str(t) for t in rec.get("tags") or ()):
+                _group(groups, (tag, rec["engine"], rec["dataset"])).add(rec)
+        return [{"tag": tag, **self._row(engine, dataset, groups[(tag, engine, dataset)], resamples)}
+                for tag, engine, dataset in sorted(groups)]
+
+    def _row(self, engine: str, dataset: str, group: "_Group", resamples: int) -> dict[str, Any]:
+        """One summary row from a group's running totals."""
+        accumulators = group.accumulators
+        # one set of bootstrap resamples for all metrics of this group (the costly part of a summary)
+        columns = {name: sorted(acc.values) for name, acc in accumulators.items() if acc.values}
+        intervals = (bootstrap_mean_intervals(columns, seed=self.seed, resamples=resamples)
+                     if resamples and columns else {})
+        metrics = {
+            name: accumulators[name].result(seed=self.seed, resamples=0, interval=intervals.get(name)).to_dict()
+            for name in in_registry_order(accumulators)
+        }
+        outcomes = group.outcomes
+        return {
+            "engine": engine,
+            "dataset": dataset,
+            "documents": group.documents,
+            "evaluated": outcomes["passed"] + outcomes["failed"],
+            "passed": outcomes["passed"],
+            "failed": outcomes["failed"],
+            "errors": outcomes["error"],
+            "skipped": outcomes["skipped"],
+            "filtered": outcomes["filtered"],
+            "skipped_entries": sum(1 for key in self.skipped_entries if key[0] == dataset),
+            "cache_hits": group.cache_hits,
+            "truncated": group.truncated,
+            "metrics": metrics,
+        }
 
     def to_run(self, *, plugin_version: str, pytest_version: str, resamples: int = 1000,
                interrupted: bool = False) -> dict[str, Any]:
         """The JSON run file (schema ``pytest-ocrmetrics/1``).
 
         ``interrupted`` marks a run that stopped early (Ctrl-C, ``-x``, ``--maxfail``): its documents are only the
-        ones that ran. ``collection_errors`` lists the datasets that could not be loaded.
+        ones that ran. ``collection_errors`` lists the datasets that could not be loaded. ``summary_by_tag`` has the
+        summary's rows per document tag (:meth:`summary_by_tag`, with the same bootstrap ``resamples``), absent when
+        no document has tags.
         """
         documents = self.documents()
         run = {
@@ -287,13 +301,23 @@ class RunResults:
             "collection_errors": sorted(self.collection_errors, key=lambda error: error["dataset"]),
             "interrupted": bool(interrupted),
         }
+        by_tag = self.summary_by_tag(documents, resamples=resamples)
+        if by_tag:
+            run["summary_by_tag"] = by_tag
         if self.replaced_characters:
             run["replaced_characters"] = self.replaced_characters
         return run
 
 
+def _group(groups: dict[tuple[str, ...], "_Group"], key: tuple[str, ...]) -> "_Group":
+    group = groups.get(key)
+    if group is None:
+        group = groups[key] = _Group()
+    return group
+
+
 class _Group:
-    """The running totals of one engine × dataset row of the summary."""
+    """The running totals of one row of the summary (engine × dataset, or tag × engine × dataset)."""
 
     def __init__(self) -> None:
         self.documents = 0

@@ -225,8 +225,8 @@ def _column_toolbar(table_id: str, headers: Sequence[str], *, start: int = 0) ->
 def _summary_section(run: Mapping[str, Any], metrics: list[str], comparison: Comparison | None) -> str:
     rows = run.get("summary", []) or []
     aggregates = {(a.engine, a.dataset, a.metric): a for a in comparison.aggregates} if comparison else {}
-    count_columns = [("documents", "Docs"), ("passed", "Passed"), ("failed", "Failed"), ("errors", "Errors"),
-                     ("skipped", "Skipped"), ("filtered", "Filtered")]
+    count_columns = [("documents", "Docs"), ("evaluated", "Evaluated"), ("passed", "Passed"), ("failed", "Failed"),
+                     ("errors", "Errors"), ("skipped", "Skipped"), ("filtered", "Filtered")]
     count_columns = [c for c in count_columns if c[0] in ("documents", "passed", "failed")
                      or any(row.get(c[0]) for row in rows)]
     headers = ["Engine", "Dataset"] + [label for _, label in count_columns] + [_title(m) for m in metrics]
@@ -274,6 +274,28 @@ def _summary_section(run: Mapping[str, Any], metrics: list[str], comparison: Com
     return (f'<section id="summary"><h2>Summary per engine and dataset</h2>{note}{toolbar}<div class="scroll">'
             f'<table class="data sortable" id="summary-table"><thead><tr>{"".join(head)}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>{empty}</section>')
+
+
+def _tags_section(run: Mapping[str, Any], metrics: list[str]) -> str:
+    """The summary's rows per document tag (the run's ``summary_by_tag``); empty when no document has tags."""
+    rows = run.get("summary_by_tag") or []
+    if not rows:
+        return ""
+    counts = [("documents", "Docs"), ("evaluated", "Evaluated"), ("passed", "Passed"), ("failed", "Failed")]
+    head = "".join(f"<th>{label}</th>" for label in ("Tag", "Engine", "Dataset"))
+    head += "".join(f'<th class="num">{label}</th>' for _, label in counts)
+    head += "".join(f'<th class="num metric" title="{e(METRICS[m].description)}">{e(_title(m))} '
+                    f'{direction_arrow(m)}</th>' for m in metrics)
+    body = []
+    for row in rows:
+        cells = [f"<td>{e(row.get(key, '-'))}</td>" for key in ("tag", "engine", "dataset")]
+        cells += [f'<td class="num">{e(row.get(key, "-"))}</td>' for key, _ in counts]
+        cells += [_metric_cell(m, (row.get("metrics") or {}).get(m)) for m in metrics]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return ('<section id="tags"><h2>Per tag</h2><p class="note">The summary over the documents carrying each tag of '
+            'their ground truth (a document with several tags counts in each); micro values.</p><div class="scroll">'
+            f'<table class="data" id="tags-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+            '</table></div></section>')
 
 
 def _gates_section(results: Sequence[GateResult]) -> str:
@@ -693,6 +715,7 @@ def render_html(
         _header(run, title, verdict),
         "<main>",
         _summary_section(run, metrics, comparison),
+        _tags_section(run, metrics),
         _gates_section(results),
         _comparison_section(comparison) if comparison is not None else "",
         _confusions_section(documents),

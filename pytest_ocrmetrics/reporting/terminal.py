@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 import regex
 
 from pytest_ocrmetrics.diff import display_width, visible
+from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.reporting.common import format_value
 from pytest_ocrmetrics.reporting.safe_text import clean_text
 
@@ -60,21 +61,45 @@ _METRIC_COLUMNS = (
 _OPTIONAL_COUNTS = (("skipped", "skipped"), ("cached", "cache_hits"), ("truncated", "truncated"))
 
 
-def render_summary(run: Mapping[str, Any], *, mode: str = "short") -> list[str]:
-    """The summary lines of a run (the JSON run file's dict): per engine × dataset outcome counts and headline
-    metrics; ``mode="full"`` adds the worst documents and the most frequent confusions."""
-    rows = run["summary"]
-    counts = [("docs", "documents"), ("passed", "passed"), ("failed", "failed"), ("errors", "errors"),
-              ("filtered", "filtered")]
-    counts += [(title, key) for title, key in _OPTIONAL_COUNTS if any(r[key] for r in rows)]
-    metrics = [column for column in _METRIC_COLUMNS if any(column[1] in r["metrics"] for r in rows)]
-    header = ["engine", "dataset", *(title for title, _ in counts), *(title for title, _, _ in metrics)]
+def _metric_columns(rows: Sequence[Mapping[str, Any]],
+                    columns: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(title, metric, statistic) of the table's metric columns: the chosen ones (``--ocr-columns``), each shown even
+    when no row has it ('-'), or the default ones some row has."""
+    if columns:
+        return [(METRICS[name].title if stat == "micro" else f"{METRICS[name].title} {stat}", name, stat)
+                for name, stat in columns]
+    return [column for column in _METRIC_COLUMNS if any(column[1] in r["metrics"] for r in rows)]
+
+
+def _summary_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[tuple[str, str, str]],
+                   keys: Sequence[str] = ()) -> list[str]:
+    """The summary rows as a table: ``keys`` (e.g. ``tag``) first, then engine, dataset, counts and metrics."""
+    counts = [("docs", "documents"), ("evaluated", "evaluated"), ("passed", "passed"), ("failed", "failed"),
+              ("errors", "errors"), ("filtered", "filtered")]
+    counts += [(title, key) for title, key in _OPTIONAL_COUNTS if any(r.get(key) for r in rows)]
+    header = [*keys, "engine", "dataset", *(title for title, _ in counts), *(title for title, _, _ in metrics)]
     table = [
-        [r["engine"], r["dataset"], *(str(r[key]) for _, key in counts),
+        [*(r[key] for key in keys), r["engine"], r["dataset"], *(str(r.get(key, "-")) for _, key in counts),
          *(format_value(metric, (r["metrics"].get(metric) or {}).get(stat)) for _, metric, stat in metrics)]
         for r in rows
     ]
-    lines = render_table(header, table, right_from=2)
+    return render_table(header, table, right_from=len(keys) + 2)
+
+
+def render_summary(run: Mapping[str, Any], *, mode: str = "short",
+                   columns: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """The summary lines of a run (the JSON run file's dict): per engine × dataset outcome counts (``evaluated``:
+    passed + failed) and headline metrics, or the ``columns`` chosen as ``(metric, statistic)`` pairs
+    (``--ocr-columns``); ``mode="full"`` adds the rows per document tag (``summary_by_tag``), the worst documents and
+    the most frequent confusions."""
+    rows = run["summary"]
+    metrics = _metric_columns(rows, columns)
+    lines = _summary_table(rows, metrics)
+    missing = [name for name in dict.fromkeys(name for _, name, _ in metrics)
+               if not any(name in r["metrics"] for r in rows)]
+    if missing and rows:
+        lines.append(f"not computed in this run: {', '.join(missing)} (add --ocr-metric="
+                     f"{missing[0]}{'' if len(missing) == 1 else ' and the others'}, or the data it needs)")
     if run.get("interrupted"):
         lines.insert(0, "INTERRUPTED: these are the results of the documents checked before the run was stopped")
     skipped_entries = sum(r["skipped_entries"] for r in rows)
@@ -89,9 +114,17 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short") -> list[str]:
     lines.append(f"rates are micro averages over documents (sum of errors / sum of reference length) unless marked "
                  f"mean; normalization {normalization.get('name')}, unit {normalization.get('unit')}")
     if mode == "full":
+        lines += _by_tag(run.get("summary_by_tag") or (), metrics)
         lines += _worst_documents(run["documents"])
         lines += _top_confusions(run["documents"])
     return lines
+
+
+def _by_tag(rows: Sequence[Mapping[str, Any]], metrics: Sequence[tuple[str, str, str]]) -> list[str]:
+    if not rows:
+        return []
+    return ["", "per document tag (a document with several tags counts in each):",
+            *_summary_table(rows, metrics, ["tag"])]
 
 
 def _worst_documents(documents: list[Mapping[str, Any]], n: int = 5) -> list[str]:
