@@ -811,7 +811,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     from pytest_ocrmetrics.reporting.terminal import render_summary
 
-    if state.run is None:
+    if state.run is None:  # the run could not be built: say why
+        for problem in config.stash.get(_REPORTS, ({}, []))[1]:
+            terminalreporter.write_line(problem, red=True, bold=True)
         return
     lines = render_summary(state.run, mode=state.settings.summary, columns=state.settings.columns)
     if state.verdict is not None:
@@ -865,20 +867,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.is_worker or not (state.results.records or state.settings.shard):  # an empty shard writes its run file
         return
     from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
-    from pytest_ocrmetrics.verdict import ReportError, judge_run, suite_properties, write_reports
+    from pytest_ocrmetrics.verdict import ReportError, Verdict, judge_run, suite_properties, write_reports
 
     settings = state.settings
-    run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
-                               resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus))
-    run["bootstrap"] = {"seed": settings.seed, "resamples": settings.bootstrap}  # ocrmetrics merge recomputes with it
-    if settings.shard is not None:
-        run["shard"] = settings.shard.to_dict()
-    run = sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
+    try:
+        run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
+                                   resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus))
+        run["bootstrap"] = {"seed": settings.seed, "resamples": settings.bootstrap}  # ocrmetrics merge recomputes
+        if settings.shard is not None:
+            run["shard"] = settings.shard.to_dict()
+        run = sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
+    except Exception as exc:  # noqa: BLE001 - a bug of ours must not end the session in an internal error
+        session.config.stash[_REPORTS] = ({}, [f"could not build the OCR run for the reports: {_one_line(exc)}"])
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # nothing was checked at the run's level: never green
+        return
     state.run = run
-    verdict = state.verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,
-                                        significance=settings.significance, seed=settings.seed)
-    if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
-        run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
+    try:
+        verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,
+                            significance=settings.significance, seed=settings.seed)
+        if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
+            run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
+    except Exception as exc:  # noqa: BLE001 - the reports are still written; the gates count as failed
+        verdict = Verdict(notes=(f"ERROR: the gates and the baseline could not be checked: {_one_line(exc)}",),
+                          error=True)
+    state.verdict = verdict
     try:
         reports: tuple[dict[str, Path], list[str]] = (write_reports(
             run, verdict, json_path=settings.json_path, html=settings.html_path, csv=settings.csv_path,
@@ -892,6 +904,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             xml.add_global_property(xml_safe(name), value)  # pytest escapes property values, not names
     if verdict.failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: first line of the message``, with control characters shown as marks."""
+    from pytest_ocrmetrics.reporting.safe_text import clean_text, show_controls
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return show_controls(clean_text(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[0])[:500]
 
 
 def _junit_xml(config: pytest.Config) -> Any:

@@ -23,6 +23,7 @@ class Verdict:
     gates: tuple[GateResult, ...] = ()
     comparison: Comparison | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    error: bool = False  # the gates and the baseline could not be checked at all: never a pass
 
     @property
     def failed_gates(self) -> list[GateResult]:
@@ -35,8 +36,8 @@ class Verdict:
         Document regressions fail their own tests, so they are not counted again here.
         """
         comparison = self.comparison
-        return bool(self.failed_gates) or bool(comparison is not None and (comparison.aggregate_failed
-                                                                            or comparison.matched_nothing))
+        return self.error or bool(self.failed_gates) or bool(comparison is not None and (
+            comparison.aggregate_failed or comparison.matched_nothing))
 
     def baseline_entry(self) -> dict[str, Any] | None:
         """The run file's top-level ``baseline`` object (compared / new / missing, normalization), or ``None``."""

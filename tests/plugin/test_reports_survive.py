@@ -252,3 +252,39 @@ def test_control_characters_in_names_never_reach_the_terminal_or_the_junit_xml_r
     assert "\x1b" not in (pytester.path / "junit.xml").read_text(encoding="utf-8")
     case = next(ET.parse(pytester.path / "junit.xml").getroot().iter("testcase"))  # valid XML
     assert r"replay-red\x1b" in case.get("classname", "") + case.get("name", "")
+
+
+def test_a_bug_in_the_verdict_still_writes_every_report_and_fails_the_run(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever goes wrong after the tests (here: judging the gates), the reports are written and the run is red."""
+    import pytest_ocrmetrics.verdict as verdict_module
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom\x1b[2J")
+
+    monkeypatch.setattr(verdict_module, "judge_run", broken)
+    hostile_dataset(pytester.path)
+    result = pytester.runpytest_inprocess(*BASE, *REPORTS, "--ocr-gate=cer<=1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*ERROR: the gates and the baseline could not be checked: RuntimeError: boom␛[2J*"])
+    out = pytester.path / "out"
+    run = validate_run(json.loads((out / "run.json").read_text(encoding="utf-8"), parse_constant=_no_nan))
+    assert len(run["documents"]) == len(HOSTILE_DOCS)
+    assert "\x1b[2J" not in result.stdout.str()
+    for name in ("report.html", "docs.csv", "summary.md", "junit.xml"):
+        assert (out / name).stat().st_size > 0
+
+
+def test_a_bug_building_the_run_is_one_line_and_a_red_run(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_ocrmetrics.results import RunResults
+
+    def broken(self: Any, **kwargs: Any) -> Any:
+        raise ValueError("no run today")
+
+    monkeypatch.setattr(RunResults, "to_run", broken)
+    hostile_dataset(pytester.path)
+    result = pytester.runpytest_inprocess(*BASE, *REPORTS)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["could not build the OCR run for the reports: ValueError: no run today"])
+    assert "INTERNALERROR" not in result.stdout.str()
