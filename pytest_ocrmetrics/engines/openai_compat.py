@@ -42,7 +42,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.documents import Document, sniff_image_format
 from pytest_ocrmetrics.engines.base import (
     EngineError,
     EngineOptionError,
@@ -113,16 +113,13 @@ def chat_completions_url(base_url: str) -> str:
     return urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, path, parsed.query, ""))
 
 
+#: Formats a chat-completions server takes as they are (others are converted to PNG first).
+_MIME_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WebP": "image/webp"}
+
+
 def _sniff_mime(data: bytes) -> str | None:
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data[:6] in (b"GIF87a", b"GIF89a"):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
+    """The MIME type of an image a server takes as it is, from its first bytes (:func:`sniff_image_format`)."""
+    return _MIME_TYPES.get(sniff_image_format(data[:16]) or "")
 
 
 def image_data_url(document: Document) -> str:
