@@ -115,6 +115,16 @@ def _field_lines(fields: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def fact_failure_line(fact: Mapping[str, Any], score: DocumentScore | None = None) -> str:
+    """``fact 'earnings_table00' (table) failed: Found cells matching ...`` (a fact of ``details["facts"]``); with
+    ``score``, the document and engine follow, and a flaky fact says how its repeats voted."""
+    line = f"fact {fact['id']!r} ({fact['type']}) failed: {fact.get('explanation') or 'no explanation'}"
+    if score is not None:
+        doc = score.document
+        line += f"; document {doc.id!r} (dataset {doc.dataset}), engine {score.engine!r}"
+    return line
+
+
 def failure_message(score: DocumentScore, threshold: Threshold, value: float) -> str:
     """``cer = 0.0821, must be <= 0.05 (from the test); document 'a.png' (dataset d), engine 'e'`` + an excerpt."""
     doc = score.document
@@ -130,8 +140,7 @@ def failure_message(score: DocumentScore, threshold: Threshold, value: float) ->
     if spec.requires == "facts" and facts:
         failing = [fact for fact in facts if not fact.get("passed")]
         more = f"\n  and {len(failing) - 10} more" if len(failing) > 10 else ""
-        return head + "".join(f"\n- fact {fact['id']!r} ({fact['type']}) failed: {fact.get('explanation') or ''}"
-                              for fact in failing[:10]) + more
+        return head + "".join(f"\n- {fact_failure_line(fact)}" for fact in failing[:10]) + more
     tasks = score.details.get("tasks") or ([score.details["task"]] if "task" in score.details else [])
     if spec.requires == "tasks" and tasks:
         return head + "".join(f"\n- task {n} ({task.get('type', 'extraction')}): "

@@ -18,7 +18,7 @@ import datetime as _dt
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.gating.comparison import _same_normalization, describe_normalization
-from pytest_ocrmetrics.results import RunResults
+from pytest_ocrmetrics.results import RunResults, add_facts
 
 __all__ = ["MergeError", "merge_runs", "DEFAULT_BOOTSTRAP"]
 
@@ -101,6 +101,7 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     by_tag = results.summary_by_tag(documents, resamples=bootstrap["resamples"])
     if by_tag:  # as the plugin's run file: absent when no document has tags
         merged["summary_by_tag"] = by_tag
+    add_facts(merged, documents, seed=bootstrap["seed"], resamples=bootstrap["resamples"])
     replaced = sum(int(run.get("replaced_characters") or 0) for _, run in runs)
     if replaced:
         merged["replaced_characters"] = replaced

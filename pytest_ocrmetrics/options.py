@@ -100,6 +100,17 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-csv", "ocr_csv", "string", dict(metavar="PATH", help="Write one CSV row per document × engine.")),
     ("--ocr-markdown", "ocr_markdown", "string", dict(metavar="PATH",
         help="Write a Markdown summary (append it to $GITHUB_STEP_SUMMARY).")),
+    # page-level facts (olmOCR-bench) and PDF pages
+    ("--ocr-fact-items", "ocr_fact_items", "bool", dict(action="store_true",
+        help="Also make one test item per page-level fact, named DOCUMENT[FACT ID], so -k FACT_ID selects a fact "
+             "(datasets given with --ocr-dataset and no Python test).")),
+    ("--ocr-repeats", "ocr_repeats", "string", dict(metavar="N",
+        help="Recognise each document N times (default 1) with live engines, which vary at temperature > 0; a fact "
+             "passes when a strict majority of the N outputs pass it, disagreeing repeats are reported as flaky. "
+             "Text metrics use the first output.")),
+    ("--ocr-pdf-longest-side", "ocr_pdf_longest_side", "string", dict(metavar="PX",
+        help="Longest side in pixels of a PDF page rendered for live engines (default 1288, what olmOCR's "
+             "pipeline renders).")),
     # CI matrices
     ("--ocr-shard", "ocr_shard", "string", dict(metavar="K/N",
         help="Run only shard K of N of every dataset's documents (a stable split by dataset and document id), e.g. "
@@ -203,6 +214,14 @@ def _word_distance(value: Any) -> int:
     return int(distance)
 
 
+def _at_least(text: str, option: str, low: int, high: int) -> int:
+    """A whole number from ``low`` to ``high`` given as ``option``, or one usage error saying what is allowed."""
+    value = _number(text, option, int)
+    if not low <= value <= high:
+        raise pytest.UsageError(f"{option}={text} is out of range; give a whole number from {low} to {high}")
+    return int(value)
+
+
 def _choice(config: pytest.Config, dest: str, option: str, choices: tuple[str, ...], default: str) -> str:
     value = _get(config, dest) or default
     if value not in choices:
@@ -249,6 +268,9 @@ class OcrSettings:
     csv_path: Path | None = None
     markdown_path: Path | None = None
     shard: Shard | None = None
+    fact_items: bool = False
+    repeats: int = 1
+    pdf_longest_side: int = 1288
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "OcrSettings":
@@ -286,6 +308,8 @@ class OcrSettings:
         concurrency = _get(config, "ocr_concurrency")
         significance = _get(config, "ocr_significance")
         shard = _get(config, "ocr_shard")
+        repeats = _get(config, "ocr_repeats")
+        longest_side = _get(config, "ocr_pdf_longest_side")
 
         def path(dest: str) -> Path | None:
             value = _get(config, dest)
@@ -330,6 +354,10 @@ class OcrSettings:
             csv_path=path("ocr_csv"),
             markdown_path=path("ocr_markdown"),
             shard=None if shard in (None, "") else _shard(str(shard)),
+            fact_items=bool(config.getoption("ocr_fact_items") or config.getini("ocr_fact_items")),
+            repeats=1 if repeats in (None, "") else _at_least(str(repeats), "--ocr-repeats", 1, 100),
+            pdf_longest_side=(1288 if longest_side in (None, "")
+                              else _at_least(str(longest_side), "--ocr-pdf-longest-side", 16, 20000)),
         )
 
     def command_line_thresholds(self) -> dict[str, float]:

@@ -17,7 +17,7 @@ from typing import Any, Generator, Iterator
 import pytest
 
 from pytest_ocrmetrics import __version__, hookspecs
-from pytest_ocrmetrics.assertions import OcrTestContext, current_context, failure_message
+from pytest_ocrmetrics.assertions import OcrTestContext, current_context, fact_failure_line, failure_message
 from pytest_ocrmetrics.datasets import Dataset, DatasetError
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.engines.registry import default_registry
@@ -67,6 +67,8 @@ class PluginState:
     prefetch_ahead: bool = True  # xdist worker: queue upcoming documents for the prefetch pools
     gc_frozen: bool = False  # gc.freeze() after collection, gc.unfreeze() at the end of the session
     worker_queue: Any = None  # xdist worker: pytest-xdist's queue of this worker's pending item indices (False: none)
+    # the last page recognised by a dataset item: its fact items (--ocr-fact-items) reuse its output and scores
+    last_page: tuple[Any, ...] | None = None
 
 
 _REPORTS = pytest.StashKey[tuple[dict[str, Path], list[str]]]()  # report files written, and one line per failure
@@ -316,7 +318,13 @@ class OcrDatasetCollector(pytest.Collector):
         except DatasetError as exc:
             message = str(exc)
         else:
-            return [OcrDocumentItem.from_parent(self, name=case.id, case=case) for case in _cases(state, [dataset])]
+            items: list[pytest.Item] = []
+            for case in _cases(state, [dataset]):
+                items.append(OcrDocumentItem.from_parent(self, name=case.id, case=case))
+                if state.settings.fact_items:
+                    items += [OcrFactItem.from_parent(self, name=f"{case.id}[{fact.id}]", case=case, fact=fact)
+                              for fact in case.document.facts]
+            return items
         # a CollectError is shown as its message alone (a plain string, so xdist shows it once, not once per worker)
         raise self.CollectError(message)
 
@@ -331,15 +339,29 @@ class OcrDocumentItem(pytest.Item):
     def setup(self) -> None:
         state = _state(self.config)
         item_state = _item_state(self, state, self.case)
+        key = (self.case.engine.label, self.case.dataset.root, self.case.document.id)
+        if state.last_page is not None and state.last_page[0] == key:  # a fact item after its page's item
+            _, item_state.output, item_state.filtered, item_state.context.score = state.last_page
+            return
+        state.last_page = None
         _recognize(self, state, item_state)
+        if state.settings.fact_items and self.case.document.facts:
+            state.last_page = (key, item_state.output, item_state.filtered, None)
 
     def runtest(self) -> None:
         state = _state(self.config)
         item_state = self.stash[ITEM_STATE]
         if item_state.filtered:
             pytest.skip(item_state.filtered)
+        score = self._score(state, item_state)
+        # with --ocr-fact-items each fact is judged by its own item, not again here
+        _check_thresholds(self, state, score, facts=not state.settings.fact_items)
+
+    def _score(self, state: PluginState, item_state: ItemState) -> DocumentScore:
         score = item_state.context.score_output(item_state.output)  # type: ignore[arg-type]
-        _check_thresholds(self, state, score)
+        if state.last_page is not None and state.last_page[1] is item_state.output:
+            state.last_page = (*state.last_page[:3], score)
+        return score
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
         if isinstance(excinfo.value, (AssertionError, EngineError, FileNotFoundError)):
@@ -350,6 +372,35 @@ class OcrDocumentItem(pytest.Item):
         # the dataset folder, not the image: xdist sends the location before any report, and an image path may hold
         # a lone surrogate (a file name that is not UTF-8); the headline "engine: document" is made printable too
         return self.path, None, printable_id(f"{self.case.engine.label}: {self.case.document.id}")
+
+
+class OcrFactItem(OcrDocumentItem):
+    """One page-level fact of a document through one engine (``--ocr-fact-items``), named ``DOCUMENT[FACT ID]`` so
+    ``-k FACT_ID`` selects it: fails when the fact's final verdict (the repeats' strict majority) fails. The page is
+    recognised and scored once, by whichever of its items runs first; the others reuse that."""
+
+    def __init__(self, *, fact: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fact = fact
+
+    def runtest(self) -> None:
+        __tracebackhide__ = True
+        state = _state(self.config)
+        item_state = self.stash[ITEM_STATE]
+        if item_state.filtered:
+            pytest.skip(item_state.filtered)
+        score = self._score(state, item_state)
+        result = next(f for f in score.details.get("facts", ()) if f["id"] == self.fact.id)
+        item_state.context.checks.append({
+            "metric": "fact_pass_rate", "fact": self.fact.id, "value": 1.0 if result["passed"] else 0.0,
+            "limit": 1.0, "operator": ">=", "source": "fact item", "passed": bool(result["passed"])})
+        failures = [] if result["passed"] else [fact_failure_line(result, score)]
+        failures += _fact_regressions(state, score, only=self.fact.id)
+        if failures:
+            raise AssertionError("\n".join(failures))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, printable_id(f"{self.case.engine.label}: {self.case.document.id} [{self.fact.id}]")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -530,13 +581,16 @@ def _test_limits(item: pytest.Item) -> dict[str, float]:
     raise pytest.fail.Exception(message, pytrace=False)
 
 
-def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScore) -> None:
-    """Check every threshold that applies and was not already asserted by a helper; fail with all violations."""
+def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScore, *, facts: bool = True) -> None:
+    """Check every threshold that applies and was not already asserted by a helper; fail with all violations.
+
+    ``facts=False``: not the implicit every-fact-passes threshold, nor fact regressions (fact items judge those)."""
     __tracebackhide__ = True
     context = item.stash[ITEM_STATE].context
     asserted = {check["metric"] for check in context.checks}
     failures = []
-    for threshold in applicable_thresholds(score.document, _test_limits(item), state.settings.command_line_thresholds()):
+    for threshold in applicable_thresholds(score.document, _test_limits(item), state.settings.command_line_thresholds(),
+                                           facts=facts):
         if threshold.metric in asserted or threshold.metric not in score.metrics:
             continue
         check = threshold.check(score.metrics[threshold.metric])
@@ -546,9 +600,25 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
     if state.baseline is not None and state.tolerances:
         regressions = state.baseline.check_document(score.document.dataset, score.engine, score.document.id,
                                                     score.metrics, state.tolerances)
+        if not facts:  # --ocr-fact-items: the page's facts are judged by their own items
+            regressions = [regression for regression in regressions if regression.metric != "fact_pass_rate"]
         failures += [regression.message for regression in regressions]
+    if facts:
+        failures += _fact_regressions(state, score)
     if failures:
         raise AssertionError("\n\n".join(failures))
+
+
+def _fact_regressions(state: PluginState, score: DocumentScore, only: str | None = None) -> list[str]:
+    """Facts of this document that passed in the baseline and fail now (with a tolerance on fact_pass_rate)."""
+    from pytest_ocrmetrics.gating import tolerance_for
+
+    if (state.baseline is None or not score.details.get("facts")
+            or tolerance_for(state.tolerances, "fact_pass_rate") is None):
+        return []
+    facts = [f for f in score.details["facts"] if only is None or f["id"] == only]
+    return [regression.message for regression in state.baseline.check_facts(
+        score.document.dataset, score.engine, score.document.id, facts)]
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -576,6 +646,11 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
         record = item_state.context.score_output(output).to_record()
     else:
         record = document_record(case.document, case.engine.label, output)
+        if case.document.facts:  # counted as failed in the facts summary when the test errored (no output)
+            from pytest_ocrmetrics.metrics.facts.summary import unchecked_facts
+
+            record["details"] = {"facts": unchecked_facts(case.document.facts,
+                                                          "not checked: the document got no output (its test errored)")}
     record["nodeid"] = item.nodeid
     record["checks"] = list(item_state.context.checks)
     if case.document.tags:  # per-tag rows of the summary (RunResults.summary_by_tag)

@@ -304,9 +304,22 @@ class RunResults:
         by_tag = self.summary_by_tag(documents, resamples=resamples)
         if by_tag:
             run["summary_by_tag"] = by_tag
+        add_facts(run, documents, seed=self.seed, resamples=resamples)
         if self.replaced_characters:
             run["replaced_characters"] = self.replaced_characters
         return run
+
+
+def add_facts(run: dict[str, Any], documents: Sequence[Mapping[str, Any]], *, seed: int, resamples: int) -> None:
+    """Give ``run`` its top-level ``facts`` (one object per page-level fact per engine) and ``facts_summary`` (per
+    engine × dataset: olmOCR-bench's headline with its interval, rates per type and per JSONL file), when some
+    document has facts; see :mod:`pytest_ocrmetrics.metrics.facts.summary`. Read from ``documents`` (twice)."""
+    from pytest_ocrmetrics.metrics.facts.summary import facts_summary, run_facts
+
+    summary = facts_summary(documents, seed=seed, resamples=resamples)
+    if summary:
+        run["facts_summary"] = summary
+        run["facts"] = list(run_facts(documents))
 
 
 def _group(groups: dict[tuple[str, ...], "_Group"], key: tuple[str, ...]) -> "_Group":

@@ -2,7 +2,9 @@
 
 Precedence, highest first: the document's own ``thresholds`` in the ground truth, the test's (a
 ``@pytest.mark.ocr_thresholds(cer=0.05)`` marker or the argument of an assertion helper), the command line
-(``--ocr-max``/``--ocr-min``), the ini file. The direction comes from the metric registry: a lower-is-better metric
+(``--ocr-max``/``--ocr-min``), the ini file. A document with page-level facts has one more, lowest: every fact must
+pass (``fact_pass_rate >= 1``, :data:`FACTS_SOURCE`), as each fact is a test of olmOCR-bench; any level above
+relaxes it (``--ocr-min=fact_pass_rate:0`` checks no fact). The direction comes from the metric registry: a lower-is-better metric
 passes when ``value <= limit``, a higher-is-better one when ``value >= limit``.
 """
 
@@ -15,7 +17,10 @@ from typing import Any, Callable, Mapping
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric, in_registry_order, unknown_metric_message
 
-__all__ = ["Threshold", "resolve_threshold", "applicable_thresholds", "limit_problem"]
+__all__ = ["Threshold", "resolve_threshold", "applicable_thresholds", "limit_problem", "FACTS_SOURCE"]
+
+#: where the implicit "every fact passes" threshold of a document with facts comes from (in messages and checks)
+FACTS_SOURCE = "page's facts, each of which must pass"
 
 
 def limit_problem(metric: str, value: float, written: Callable[[str], str]) -> str | None:
@@ -89,6 +94,8 @@ def resolve_threshold(
         return Threshold(metric, float(test_limit), "test")
     if configured and metric in configured:
         return Threshold(metric, float(configured[metric]), "command line / ini")
+    if metric == "fact_pass_rate" and document is not None and document.facts:
+        return Threshold(metric, 1.0, FACTS_SOURCE)
     return None
 
 
@@ -96,12 +103,20 @@ def applicable_thresholds(
     document: Document,
     test_limits: Mapping[str, float],
     configured: Mapping[str, float],
+    *,
+    facts: bool = True,
 ) -> list[Threshold]:
-    """Every threshold that applies to ``document`` at any level, one per metric, in registry order."""
+    """Every threshold that applies to ``document`` at any level, one per metric, in registry order.
+
+    ``facts=False`` leaves out the implicit every-fact-passes threshold (with ``--ocr-fact-items`` each fact is
+    judged by its own test item instead).
+    """
     names = set(document.thresholds) | set(test_limits) | set(configured)
+    if document.facts:
+        names.add("fact_pass_rate")
     result = []
     for name in in_registry_order(names):
         threshold = resolve_threshold(name, document, test_limits.get(name), configured)
-        if threshold is not None:
+        if threshold is not None and (facts or threshold.source != FACTS_SOURCE):
             result.append(threshold)
     return result

@@ -94,8 +94,9 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
     def encode(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
-    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items() if key not in ("documents", "summary")]
-    lists = [key for key in ("summary", "documents") if key in run]
+    listed = ("summary", "documents", "facts")  # one line per row
+    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items() if key not in listed]
+    lists = [key for key in listed if key in run]
     yield "{" + ",\n".join(members)
     first = not members
     for key in lists:

@@ -31,6 +31,7 @@ The package is split along its jobs, one module each:
 - :mod:`~pytest_ocrmetrics.gating.runfile`: reading and validating JSON run files (NaN and infinity refused);
 - :mod:`~pytest_ocrmetrics.gating.comparison`: a run against a baseline run, per document and per aggregate
   (a comparison that matches no document fails, one across normalization settings warns);
+- :mod:`~pytest_ocrmetrics.gating.facts`: page-level facts that passed in the baseline and fail now;
 - :mod:`~pytest_ocrmetrics.gating.bootstrap`: the paired bootstrap interval of each aggregate's delta;
 - :mod:`~pytest_ocrmetrics.gating.baseline`: the plugin's ``--ocr-baseline``, loaded and checked at startup.
 
@@ -51,6 +52,7 @@ from pytest_ocrmetrics.gating.comparison import (
     normalization_mismatch,
     parse_significance,
 )
+from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
 from pytest_ocrmetrics.gating.gates import OPERATORS, STATISTICS, Gate, GateResult, evaluate_gates, parse_gate
 from pytest_ocrmetrics.gating.runfile import (
     SCORED_OUTCOMES,
@@ -61,9 +63,18 @@ from pytest_ocrmetrics.gating.runfile import (
     scored_documents,
     validate_run,
 )
-from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, parse_tolerance, resolve_tolerances
+from pytest_ocrmetrics.gating.tolerances import (
+    Tolerance,
+    ToleranceLike,
+    parse_tolerance,
+    resolve_tolerances,
+    tolerance_for,
+)
 
 __all__ = [
+    "FactChange",
+    "fact_changes",
+    "tolerance_for",
     "STATISTICS",
     "OPERATORS",
     "Gate",

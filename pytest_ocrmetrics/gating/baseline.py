@@ -18,6 +18,7 @@ from pytest_ocrmetrics.gating.comparison import (
     document_changes,
     normalization_mismatch,
 )
+from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
 from pytest_ocrmetrics.gating.runfile import DocumentKey, RunFileError, load_run, scored_documents
 from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, resolve_tolerances
 
@@ -70,6 +71,12 @@ class Baseline:
         if old is None:
             return []
         return document_changes(dataset, engine, doc_id, old, metrics, resolve_tolerances(tolerances))[0]
+
+    def check_facts(self, dataset: str, engine: str, doc_id: str,
+                    facts: Iterable[Mapping[str, Any]]) -> list[FactChange]:
+        """The facts of one document (``details.facts`` of this run) that passed in the baseline and fail now."""
+        doc = self.documents.get((dataset, engine, doc_id))
+        return [] if doc is None else fact_changes(dataset, engine, doc_id, doc, facts)[0]
 
     @property
     def normalization(self) -> Mapping[str, str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from pytest_ocrmetrics.gating._numbers import EPS, finite, fmt_delta, fmt_number
+from pytest_ocrmetrics.gating.facts import FactChange, document_facts, fact_changes
 from pytest_ocrmetrics.gating.bootstrap import metric_series, paired_bootstrap_intervals
 from pytest_ocrmetrics.gating.runfile import DocumentKey, doc_key, scored_documents
 from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, resolve_tolerances, tolerance_for
@@ -155,6 +156,13 @@ class Comparison:
     baseline_normalization: Mapping[str, str] | None = None
     error: str | None = None  # why nothing was compared, when nothing was
     warning: str | None = None  # the normalization settings differ: compared anyway
+    fact_regressions: tuple[FactChange, ...] = ()  # page-level facts that passed in the baseline and fail now
+    fact_fixes: tuple[FactChange, ...] = ()  # facts that failed in the baseline and pass now
+
+    @property
+    def facts_gated(self) -> bool:
+        """True when fact regressions fail (``fact_pass_rate`` has a tolerance), see :mod:`~.gating.facts`."""
+        return tolerance_for(self.tolerances, "fact_pass_rate") is not None
 
     @property
     def matched_nothing(self) -> bool:
@@ -176,8 +184,10 @@ class Comparison:
 
     @property
     def exit_failed(self) -> bool:
-        """True when the comparison must fail CI: a document or an aggregate regressed, or nothing was compared."""
-        return bool(self.regressions) or self.aggregate_failed or self.matched_nothing
+        """True when the comparison must fail CI: a document or an aggregate regressed, a fact regressed (with a
+        tolerance on ``fact_pass_rate``), or nothing was compared."""
+        return (bool(self.regressions) or self.aggregate_failed or self.matched_nothing
+                or (self.facts_gated and bool(self.fact_regressions)))
 
     def document_regressions(self, dataset: str, engine: str, doc_id: str) -> list[Regression]:
         return [r for r in self.regressions if (r.dataset, r.engine, r.document) == (dataset, engine, doc_id)]
@@ -210,6 +220,12 @@ class Comparison:
             lines.append(f"{len(self.regressions)} document metric(s) regressed beyond tolerance "
                          f"on {len(docs)} document(s):")
             lines += _first(self.regressions, max_documents, lambda reg: reg.message)
+        if self.fact_regressions:
+            docs = {(r.dataset, r.engine, r.document) for r in self.fact_regressions}
+            effect = "" if self.facts_gated else " (no tolerance on fact_pass_rate: shown, not failed)"
+            lines.append(f"{len(self.fact_regressions)} fact(s) passed in the baseline and fail now, "
+                         f"on {len(docs)} document(s){effect}:")
+            lines += _first(self.fact_regressions, max_documents, lambda change: change.message)
         for title, refs in (("new documents (not in the baseline)", self.new_documents),
                             ("documents missing from this run (in the baseline)", self.missing_documents)):
             if refs:
@@ -228,6 +244,9 @@ class Comparison:
             lines.append(f"{len(self.improvements)} document metric(s) improved beyond tolerance; "
                          f"the baseline can be updated:")
             lines += _first(self.improvements, max_documents, lambda imp: imp.message)
+        if self.fact_fixes:
+            lines.append(f"{len(self.fact_fixes)} fact(s) failed in the baseline and pass now:")
+            lines += _first(self.fact_fixes, max_documents, lambda change: change.message)
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,6 +271,8 @@ class Comparison:
             ],
             "regressions": [change(r) for r in self.regressions],
             "improvements": [change(i) for i in self.improvements],
+            "fact_regressions": [change.to_dict() for change in self.fact_regressions],
+            "fact_fixes": [change.to_dict() for change in self.fact_fixes],
             "new_documents": [ref.__dict__ for ref in self.new_documents],
             "missing_documents": [ref.__dict__ for ref in self.missing_documents],
         }
@@ -390,6 +411,8 @@ def compare_runs(
 
     regressions: list[Regression] = []
     improvements: list[Improvement] = []
+    fact_regressions: list[FactChange] = []
+    fact_fixes: list[FactChange] = []
     groups: dict[tuple[str, str], list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
     for key, new_doc in new_docs.items():
         old_doc = old_docs.get(key)
@@ -399,6 +422,9 @@ def compare_runs(
         reg, imp = document_changes(dataset, engine, doc_id, old_doc["metrics"], new_doc["metrics"], tols)
         regressions.extend(reg)
         improvements.extend(imp)
+        worse, fixed = fact_changes(dataset, engine, doc_id, old_doc, document_facts(new_doc))
+        fact_regressions.extend(worse)
+        fact_fixes.extend(fixed)
         groups.setdefault((engine, dataset), []).append((old_doc, new_doc))
 
     baseline_all = {doc_key(d) for d in baseline_run.get("documents", ())}
@@ -447,6 +473,8 @@ def compare_runs(
         error=None if groups else _no_match_message(_label(baseline_source), baseline_run, current_run),
         warning=_normalization_warning(_label(baseline_source), baseline_run.get("normalization"),
                                        current_run.get("normalization")),
+        fact_regressions=tuple(fact_regressions),
+        fact_fixes=tuple(fact_fixes),
     )
 
 

@@ -110,6 +110,7 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
     if replaced:
         lines.append(f"{replaced} character{'s' if replaced != 1 else ''} that cannot be written (lone surrogates, "
                      "non-characters such as U+FFFE) replaced with U+FFFD in every report")
+    lines += facts_lines(run.get("facts_summary") or ())
     normalization = run["normalization"]
     lines.append(f"rates are micro averages over documents (sum of errors / sum of reference length) unless marked "
                  f"mean; normalization {normalization.get('name')}, unit {normalization.get('unit')}")
@@ -117,6 +118,27 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
         lines += _by_tag(run.get("summary_by_tag") or (), metrics)
         lines += _worst_documents(run["documents"])
         lines += _top_confusions(run["documents"])
+    return lines
+
+
+def facts_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per engine × dataset with page-level facts: passed / total, olmOCR-bench's headline (mean of the
+    per-JSONL pass rates) with its interval, flaky and unchecked counts, then the pass rate per fact type.
+
+    >>> facts_lines([{"engine": "e", "dataset": "d", "passed": 3, "total": 4, "headline": 0.75, "interval": [0.5, 1.0],
+    ...               "by_type": {"present": 1.0, "table": 0.5}, "flaky": 1, "unchecked": 0}])[0]
+    'facts e / d: 3/4 passed; olmOCR-bench score 75.0% [50.0%, 100.0%] (mean of per-file pass rates); 1 flaky'
+    """
+    lines = []
+    for row in rows:
+        interval = row.get("interval")
+        shown = f" [{interval[0]:.1%}, {interval[1]:.1%}]" if interval else ""
+        extra = "".join(f"; {row[key]} {key}" for key in ("flaky", "unchecked") if row.get(key))
+        lines.append(f"facts {row['engine']} / {row['dataset']}: {row['passed']}/{row['total']} passed; olmOCR-bench "
+                     f"score {row['headline']:.1%}{shown} (mean of per-file pass rates){extra}")
+        types = ", ".join(f"{kind} {rate:.1%}" for kind, rate in (row.get("by_type") or {}).items())
+        if types:
+            lines.append(f"  by type: {types}")
     return lines
 
 

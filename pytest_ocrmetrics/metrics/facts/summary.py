@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable, Iterator, Mapping
 
 from pytest_ocrmetrics.metrics.aggregate import percentile
 
-__all__ = ["FactSummary", "summarize_facts"]
+__all__ = ["FactSummary", "summarize_facts", "run_facts", "facts_summary", "unchecked_facts"]
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,13 @@ class FactSummary:
     by_type: dict[str, float]
     by_group: dict[str, float]
     headline: float
-    interval: tuple[float, float]
+    interval: tuple[float, float] | None
     passed: int
     total: int
 
     def to_dict(self) -> dict[str, object]:
-        return {"headline": self.headline, "interval": list(self.interval), "by_type": self.by_type,
+        return {"headline": self.headline, "interval": None if self.interval is None else list(self.interval),
+                "by_type": self.by_type,
                 "by_group": self.by_group, "passed": self.passed, "total": self.total}
 
 
@@ -48,14 +49,16 @@ def summarize_facts(verdicts: Iterable[tuple[str, str, bool]], *, n_bootstrap: i
         return FactSummary({}, {}, 0.0, (0.0, 0.0), 0, 0)
     by_group = {g: sum(v) / len(v) for g, v in sorted(groups.items())}
     headline = sum(by_group.values()) / len(by_group)
-    rng = random.Random(seed)
-    means = []
-    for _ in range(n_bootstrap):
-        rates = [sum(rng.choices(scores, k=len(scores))) / len(scores) for scores in groups.values()]
-        means.append(sum(rates) / len(rates))
-    means.sort()
-    alpha = (1 - level) / 2
-    interval = (percentile(means, alpha * 100), percentile(means, (1 - alpha) * 100))
+    interval: tuple[float, float] | None = None  # no resamples, no interval
+    if n_bootstrap > 0:
+        rng = random.Random(seed)
+        means = []
+        for _ in range(n_bootstrap):
+            rates = [sum(rng.choices(scores, k=len(scores))) / len(scores) for scores in groups.values()]
+            means.append(sum(rates) / len(rates))
+        means.sort()
+        alpha = (1 - level) / 2
+        interval = (percentile(means, alpha * 100), percentile(means, (1 - alpha) * 100))
     return FactSummary(
         by_type={t: sum(v) / len(v) for t, v in sorted(types.items())},
         by_group=by_group,
@@ -64,3 +67,48 @@ def summarize_facts(verdicts: Iterable[tuple[str, str, bool]], *, n_bootstrap: i
         passed=int(sum(sum(v) for v in groups.values())),
         total=sum(len(v) for v in groups.values()),
     )
+
+
+def unchecked_facts(facts: Iterable[Any], why: str) -> list[dict[str, Any]]:
+    """``details.facts`` entries for facts that were never checked (the document's test errored before its output
+    was scored): each failed, with ``why`` as its explanation and no repeats, as the benchmark counts a page without
+    an output."""
+    return [{"id": fact.id, "type": fact.type, "passed": False, "flaky": False, "explanation": why,
+             "group": fact.group, "source": fact.source, "repeats": [], "unchecked": True} for fact in facts]
+
+
+def run_facts(documents: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The run file's top-level ``facts``: one object per fact per engine, from each document's ``details.facts``
+    (documents in the run's order, facts in the page's order), with ``document``, ``dataset`` and ``engine`` added.
+
+    Facts of documents whose test errored are failed (``unchecked``); those of skipped or filtered documents are
+    left out (nothing was asked of them)."""
+    for doc in documents:
+        details = doc.get("details")
+        facts = details.get("facts") if isinstance(details, Mapping) else None
+        if not isinstance(facts, list) or doc.get("outcome") in ("skipped", "filtered"):
+            continue
+        for fact in facts:
+            if isinstance(fact, Mapping):
+                yield {"id": fact.get("id"), "type": fact.get("type"), "document": doc.get("id"),
+                       "dataset": doc.get("dataset"), "engine": doc.get("engine"),
+                       **{k: v for k, v in fact.items() if k not in ("id", "type")}}
+
+
+def facts_summary(documents: Iterable[Mapping[str, Any]], *, seed: int = 0,
+                  resamples: int = 1000) -> list[dict[str, Any]]:
+    """The run file's ``facts_summary``: per engine × dataset, :func:`summarize_facts` of its facts (the benchmark's
+    headline with its seeded interval, pass rates per type and per JSONL file) and how many were ``flaky`` or
+    ``unchecked``; rows sorted by engine and dataset. The same documents give the same numbers (a merged run's
+    included): verdicts are taken in the run's document order."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for fact in run_facts(documents):
+        groups.setdefault((str(fact["engine"]), str(fact["dataset"])), []).append(fact)
+    rows = []
+    for (engine, dataset), facts in sorted(groups.items()):
+        summary = summarize_facts(((str(f.get("group") or "facts"), str(f.get("type")), bool(f.get("passed")))
+                                   for f in facts), n_bootstrap=resamples, seed=seed)
+        rows.append({"engine": engine, "dataset": dataset, **summary.to_dict(),
+                     "flaky": sum(1 for f in facts if f.get("flaky")),
+                     "unchecked": sum(1 for f in facts if f.get("unchecked"))})
+    return rows
