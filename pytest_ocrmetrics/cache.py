@@ -331,12 +331,18 @@ class CachingEngine:
             self._identity = self.engine.identity()
         return self._identity
 
-    def _key(self, document: Document) -> str:
-        return self.cache.key(document, self.engine, identity=self.identity())
+    def _key(self, document: Document, repeat: int = 1) -> str:
+        identity = self.identity()
+        if repeat != 1:  # repeat r of a page (--ocr-repeats): its own entry; repeat 1 keeps the usual key
+            identity = {**identity, "repeat": repeat}
+        return self.cache.key(document, self.engine, identity=identity)
 
-    def recognize(self, document: Document) -> OcrOutput:
+    def recognize(self, document: Document, *, repeat: int = 1) -> OcrOutput:
+        """The engine's output for ``document``, from the cache when it has it. ``repeat`` (from 1) names one of
+        several outputs of the same page (:class:`~pytest_ocrmetrics.engines.repeats.RepeatingEngine`): each repeat
+        is stored under its own key, repeat 1 under the key a run without repeats uses."""
         document = with_image_bytes(document)  # read once: the key and the engine see the same bytes
-        key = self._key(document)
+        key = self._key(document, repeat)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
@@ -344,14 +350,14 @@ class CachingEngine:
         self.cache.put(key, output, document=document)
         return output
 
-    def _recognize_batch(self, documents: Sequence[Document]) -> list[OcrOutput | BaseException]:
+    def _recognize_batch(self, documents: Sequence[Document], *, repeat: int = 1) -> list[OcrOutput | BaseException]:
         results: list[OcrOutput | BaseException | None] = [None] * len(documents)
         documents = list(documents)  # each miss is replaced by the copy carrying its image bytes
         todo: list[tuple[int, str]] = []  # (index, key) of the misses
         for index, document in enumerate(documents):
             try:
                 document = documents[index] = with_image_bytes(document)
-                key = self._key(document)
+                key = self._key(document, repeat)
             except Exception as exc:  # unreadable image: that document fails, the batch goes on
                 results[index] = exc
                 continue

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from pytest_ocrmetrics.pdf import DEFAULT_LONGEST_SIDE, render_pdf_page
+
 __all__ = ["Document", "ImageFileError", "IMAGE_FORMATS", "sniff_image_format", "not_an_image_reason"]
 
 IMAGE_FORMATS = ("PNG", "JPEG", "TIFF", "BMP", "GIF", "WebP", "JPEG 2000", "PNM")
@@ -85,6 +87,7 @@ class Document:
     error: str | None = None  # a problem found at load time (e.g. missing image); the document's test errors with it
     image_data: bytes | None = field(default=None, repr=False, compare=False)
     # a PDF page (olmOCR-bench): image_path is the PDF, page counts from 1; the image is the page rendered to PNG
+    # with render_longest_side pixels on its longest side (below)
     page: int | None = None
     # page-level facts (:mod:`pytest_ocrmetrics.metrics.facts`) checked on the output
     facts: tuple[Any, ...] = ()
@@ -92,6 +95,8 @@ class Document:
     # ``{"type": "extraction" | "qa" | "classification", "reference": {...}}`` each, the reference being the
     # specification's ground-truth dict (fields, ``{"answer": ...}``, ``{"class": ...}``)
     tasks: tuple[Mapping[str, Any], ...] = ()
+    # pixels on the longest side of a PDF page's rendered image (--ocr-pdf-longest-side); part of the cache key
+    render_longest_side: int = DEFAULT_LONGEST_SIDE
 
     def image_file(self) -> Path:
         """The image's path; raises ``FileNotFoundError`` naming the document and its source when there is none."""
@@ -111,9 +116,7 @@ class Document:
             return self.image_data
         path = self.image_file()
         if self.page is not None:  # a PDF page: the rendered PNG is the image (and what the output cache hashes)
-            from pytest_ocrmetrics.pdf import render_pdf_page
-
-            return render_pdf_page(path, self.page, document=self.id)
+            return render_pdf_page(path, self.page, longest_side=self.render_longest_side, document=self.id)
         try:
             data = path.read_bytes()
         except OSError as exc:

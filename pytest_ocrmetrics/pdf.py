@@ -1,13 +1,15 @@
 """PDF pages as images: what a live engine sees for a document that is one page of a PDF (olmOCR-bench).
 
 Pages are rendered with pypdfium2 (the ``pdf`` extra) so that the longest side is :data:`DEFAULT_LONGEST_SIDE`
-pixels, the size olmOCR's own pipeline renders at (``--target_longest_image_dim``). The PNG bytes are the document's
+pixels, the size olmOCR's own pipeline renders at (``--target_longest_image_dim``), unless
+``--ocr-pdf-longest-side`` says otherwise (``Document.render_longest_side``). The PNG bytes are the document's
 image: the output cache hashes them, so a changed PDF or resolution is a different cache key.
 """
 
 from __future__ import annotations
 
 import io
+import math
 import threading
 from pathlib import Path
 
@@ -50,7 +52,9 @@ def _page_count(pdfium, path: Path) -> int:  # type: ignore[no-untyped-def]
 
 
 def render_pdf_page(path: Path, page: int, *, longest_side: int = DEFAULT_LONGEST_SIDE, document: str = "") -> bytes:
-    """PNG bytes of page ``page`` (from 1) of the PDF at ``path``, ``longest_side`` pixels on its longest side.
+    """PNG bytes of page ``page`` (from 1) of the PDF at ``path``, exactly ``longest_side`` pixels on its longest side
+    (the other side in proportion, rounded up). :class:`PdfError` names the file (and ``document``) when the PDF
+    cannot be opened or has no such page.
 
     Example::
 
@@ -73,8 +77,10 @@ def _render(pdfium, path: Path, page: int, longest_side: int, document: str) -> 
         if not 1 <= page <= len(pdf):
             raise PdfError(f"PDF {str(path)!r}{of} has {len(pdf)} page(s), not page {page}")
         pdf_page = pdf[page - 1]
-        width, height = pdf_page.get_size()
-        scale = longest_side / max(width, height, 1e-6)
+        longest = max(*pdf_page.get_size(), 1e-6)
+        scale = longest_side / longest
+        while math.ceil(longest * scale) > longest_side:  # pdfium rounds up: 700.3 pt at 3333 px would give 3334
+            scale = math.nextafter(scale, 0.0)
         image = pdf_page.render(scale=scale).to_pil()
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")

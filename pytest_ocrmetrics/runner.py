@@ -7,6 +7,7 @@ a dataset is loaded once per path, an engine is created on first use and closed 
 from __future__ import annotations
 
 import time
+import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,6 +18,7 @@ from pytest_ocrmetrics.datasets import Dataset, load_dataset
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrEngine, OcrOutput
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
+from pytest_ocrmetrics.engines.repeats import OcrRepeatsWarning, RepeatingEngine, not_repeated_message
 from pytest_ocrmetrics.options import OcrSettings
 from pytest_ocrmetrics.scoring import ScoringOptions
 
@@ -159,11 +161,14 @@ class OcrRunner:
     # -- datasets --------------------------------------------------------------------------------------------------
     def dataset(self, path: Path, name: str | None = None) -> Dataset:
         """The dataset at ``path``, loaded once. A document whose own thresholds are not sensible limits
-        (``"field_f1": 90``) gets an error naming its ground-truth entry: its test errors, the others run."""
+        (``"field_f1": 90``) gets an error naming its ground-truth entry: its test errors, the others run.
+        Documents that are PDF pages are rendered at ``--ocr-pdf-longest-side`` pixels."""
         key = (path.resolve(), name)
         if key not in self._datasets:
             dataset = load_dataset(path, name=name, limit=self.settings.limit)
-            documents = tuple(_check_document_thresholds(document) for document in dataset.documents)
+            longest_side = self.settings.pdf_longest_side
+            documents = tuple(_check_document_thresholds(_render_at(document, longest_side))
+                              for document in dataset.documents)
             if any(new is not old for new, old in zip(documents, dataset.documents)):
                 dataset = replace(dataset, documents=documents)
             self._datasets[key] = dataset
@@ -173,6 +178,11 @@ class OcrRunner:
     def engine(self, choice: EngineChoice) -> OcrEngine:
         """The engine for ``choice``, created on first use.
 
+        It is wrapped in the output cache, or with ``--ocr-repeats=N`` (N > 1) in a
+        :class:`~pytest_ocrmetrics.engines.repeats.RepeatingEngine` (which caches each repeat); an engine that is
+        not ``cacheable`` (replay) is neither, and with N > 1 an :class:`OcrRepeatsWarning` says once that it is not
+        repeated.
+
         A creation failure is remembered as one line and raised as a fresh exception for every test of the engine:
         :class:`~pytest_ocrmetrics.engines.base.EngineUnavailable` (a skip) or :class:`EngineCreationError`.
         Re-raising one stored exception would grow its traceback with every test (25 documents printed 187,769
@@ -180,17 +190,26 @@ class OcrRunner:
         """
         instance = self._instances.get(choice.label)
         if instance is None:
+            not_repeated = ""
             try:
                 instance = self.registry.create(choice.text, self.engine_options.get(choice.name, {}))
-                # engines whose output is not a function of the image (replay) say cacheable = False
-                if self.cache is not None and getattr(instance, "cacheable", True):
+                # engines whose output is not a function of the image (replay) say cacheable = False; they are
+                # not repeated either (replay reads the page's own repeat files)
+                cacheable = getattr(instance, "cacheable", True)
+                if cacheable and self.settings.repeats > 1:
+                    instance = RepeatingEngine(instance, self.settings.repeats, cache=self.cache)
+                elif cacheable and self.cache is not None:
                     instance = CachingEngine(instance, self.cache)
+                elif not cacheable and self.settings.repeats > 1:
+                    not_repeated = not_repeated_message(choice.label, self.settings.repeats)
             except EngineUnavailable as exc:
                 instance = _CreationFailure(True, _one_line(str(exc)))
             except Exception as exc:  # noqa: BLE001 - remembered, reported for every test of this engine
                 detail = str(exc) if isinstance(exc, (EngineError, EngineOptionError)) else f"{type(exc).__name__}: {exc}"
                 instance = _CreationFailure(False, _one_line(f"engine {choice.text!r} could not be created: {detail}"))
             self._instances[choice.label] = instance
+            if not_repeated:  # once per engine and process, after it is stored (-W error makes it an exception)
+                warnings.warn(not_repeated, OcrRepeatsWarning, stacklevel=2)
         if isinstance(instance, _CreationFailure):
             raise instance.exception()
         return instance
@@ -299,6 +318,13 @@ class OcrRunner:
                 except Exception:  # noqa: BLE001 - closing must not hide test results
                     pass
         self._instances.clear()
+
+
+def _render_at(document: Document, longest_side: int) -> Document:
+    """``document``, or a copy rendered at ``longest_side`` pixels when it is a PDF page rendered at another size."""
+    if document.page is None or document.render_longest_side == longest_side:
+        return document
+    return replace(document, render_longest_side=longest_side)
 
 
 def _check_document_thresholds(document: Document) -> Document:
