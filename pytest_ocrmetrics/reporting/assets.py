@@ -66,6 +66,14 @@ th[aria-sort=descending] button.sort::after { content: "\\25BC"; color: var(--ac
 .badge.skipped, .badge.filtered, .badge.ungated, .badge.unchanged { background: #eff2f5; color: var(--muted); }
 .badge.improvement { background: #ddf4ff; color: var(--accent); }
 .badge.not-significant { background: #fff8c5; color: var(--warn); }
+.badge.flaky, .badge.unchecked { background: #fff8c5; color: var(--warn); }
+table.facts td.explanation { min-width: 16em; max-width: 42em; word-break: break-word; }
+table.facts td.fact-id { overflow-wrap: anywhere; min-width: 8em; }
+.facts-rates { margin-top: 10px; }
+pre.excerpt { margin: 0; padding: 2px 6px; background: var(--panel); border: 1px solid var(--line); border-radius: 4px;
+  white-space: pre-wrap; word-break: break-word; min-width: 16em;
+  font: 12px/1.45 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;
+  max-width: 42em; max-height: 12em; overflow: auto; }
 a { color: var(--accent); }
 details.doc { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; background: var(--bg); }
 details.doc > summary { cursor: pointer; padding: 6px 10px; display: flex; flex-wrap: wrap; gap: 4px 12px;
@@ -221,22 +229,41 @@ JS = """
       Array.prototype.forEach.call(document.querySelectorAll('details.doc'), function (d) { d.open = action === 'expand'; });
     }
   });
+  // a row stays visible when it contains every filter text of its table and, for each row-select with a value,
+  // that value is the row's data-<data-attr> attribute or one of its words
+  function applyFilters(table) {
+    var needles = [], selects = [];
+    Array.prototype.forEach.call(document.querySelectorAll('[data-table="' + table.id + '"]'), function (el) {
+      if (el.classList.contains('row-filter') && el.value.trim() !== '') needles.push(el.value.trim().toLowerCase());
+      if (el.classList.contains('row-select') && el.value !== '') selects.push(el);
+    });
+    var rows = table.tBodies[0].rows, shown = 0;
+    Array.prototype.forEach.call(rows, function (row) {
+      var text = needles.length ? row.textContent.toLowerCase() : '';
+      var visible = needles.every(function (n) { return text.indexOf(n) !== -1; }) && selects.every(function (s) {
+        var value = row.getAttribute('data-' + s.getAttribute('data-attr')) || '';
+        return value === s.value || value.split(' ').indexOf(s.value) !== -1;
+      });
+      row.hidden = !visible;
+      if (visible) shown++;
+    });
+    Array.prototype.forEach.call(document.querySelectorAll('.row-count[data-table="' + table.id + '"]'), function (c) {
+      c.textContent = shown === rows.length ? '' : shown + ' of ' + rows.length + ' shown';
+    });
+  }
   document.addEventListener('change', function (event) {
     var el = event.target;
     var table = document.getElementById(el.getAttribute('data-table') || '');
     if (!table) return;
     if (el.classList.contains('col-toggle')) setColumn(table, parseInt(el.getAttribute('data-col'), 10), el.checked);
     if (el.classList.contains('stat-select')) setStatistic(table, el.value);
+    if (el.classList.contains('row-select')) applyFilters(table);
   });
   document.addEventListener('input', function (event) {
     var el = event.target;
     if (!el.classList.contains('row-filter')) return;
     var table = document.getElementById(el.getAttribute('data-table') || '');
-    if (!table) return;
-    var needle = el.value.trim().toLowerCase();
-    Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
-      row.hidden = needle !== '' && row.textContent.toLowerCase().indexOf(needle) === -1;
-    });
+    if (table) applyFilters(table);
   });
   // each page image is embedded once (in #images) and shown wherever a document refers to it
   Array.prototype.forEach.call(document.querySelectorAll('img[data-image]'), function (img) {

@@ -26,7 +26,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from pytest_ocrmetrics.metrics.facts.text import FuzzySearchMissing, near_match_starts, ngram_repeats, normalize_text
 
 __all__ = ["FACT_TYPES", "FACT_FIELDS", "Fact", "FactError", "FactVerdict", "FactResult", "parse_fact", "check_fact",
-           "check_repeats", "baseline_fact"]
+           "check_repeats", "baseline_fact", "EXCERPT_CHARS"]
+
+EXCERPT_CHARS = 300
+"""The most characters of output a verdict's ``excerpt`` holds (plus an ellipsis at a cut end)."""
 
 _BASE_FIELDS = ("pdf", "page", "id", "type", "max_diffs", "checked", "url")
 FACT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -91,11 +94,16 @@ class Fact:
 @dataclass(frozen=True)
 class FactVerdict:
     """One output's verdict on a fact: ``explanation`` is empty when it passed (or says what differs from the
-    benchmark), ``notes`` name steps that were skipped (the math layout step)."""
+    benchmark), ``notes`` name steps that were skipped (the math layout step). ``excerpt`` is the part of the output
+    where the check looked, at most :data:`EXCERPT_CHARS` characters with some context: the best-matching window
+    (``present``, ``absent``, normalized as searched), the span of the ``before`` and ``after`` matches (``order``),
+    the matched cell's row (``table``), the closest equation (``math``), the formatted text or the text around the
+    footnote marker; for ``baseline`` the part that failed it; empty when nothing was found."""
 
     passed: bool
     explanation: str = ""
     notes: tuple[str, ...] = ()
+    excerpt: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,14 @@ class FactResult:
         return 0 < self.passes < len(self.repeats)
 
     @property
+    def excerpt(self) -> str:
+        """The first failing repeat's excerpt (the one the explanation speaks of), else the first repeat's."""
+        failing = next((v for v in self.repeats if not v.passed), None)
+        if failing is not None:
+            return failing.excerpt
+        return self.repeats[0].excerpt if self.repeats else ""
+
+    @property
     def explanation(self) -> str:
         """The first failing repeat's explanation (the benchmark's choice), else the first note or ``""``."""
         if not self.repeats:
@@ -131,8 +147,10 @@ class FactResult:
     def to_dict(self) -> dict[str, Any]:
         notes = sorted({note for v in self.repeats for note in v.notes})
         return {"id": self.fact.id, "type": self.fact.type, "passed": self.passed, "flaky": self.flaky,
-                "explanation": self.explanation, "group": self.fact.group, "source": self.fact.source,
-                "repeats": [{"passed": v.passed, "explanation": v.explanation} for v in self.repeats],
+                "explanation": self.explanation, "excerpt": self.excerpt, "group": self.fact.group,
+                "source": self.fact.source,
+                "repeats": [{"passed": v.passed, "explanation": v.explanation, "excerpt": v.excerpt}
+                            for v in self.repeats],
                 **({"notes": notes} if notes else {})}
 
 
@@ -244,6 +262,28 @@ def baseline_fact(pdf: str, *, page: int = 1) -> Fact:
 
 
 # -- checking --------------------------------------------------------------------------------------------------------
+def excerpt_of(text: str, start: int, end: int, *, limit: int = EXCERPT_CHARS) -> str:
+    """``text[start:end]`` with context either side, at most ``limit`` characters (a longer match keeps its start);
+    an ellipsis marks each end that was cut.
+
+    >>> excerpt_of("0123456789" * 10, 50, 52, limit=12)
+    '…567890123456…'
+    >>> excerpt_of("short text", 0, 5)
+    'short text'
+    """
+    start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+    if end < start:
+        start, end = end, start
+    context = max(0, (limit - (end - start)) // 2)
+    low = max(0, start - context)
+    high = min(len(text), end + context)
+    spare = limit - (high - low)  # context one side could not use (the text's edge): give it to the other
+    if spare > 0:
+        low, high = max(0, low - spare), min(len(text), high + spare)
+    high = min(high, low + limit)
+    return ("…" if low > 0 else "") + text[low:high] + ("…" if high < len(text) else "")
+
+
 def _threshold(max_diffs: int, text: str) -> float:
     return 1.0 - (max_diffs / (len(text) if len(text) > 0 else 1))
 
@@ -259,32 +299,39 @@ def _presence(fact: Fact, text: str) -> FactVerdict:
             return FactVerdict(False, "the output is whitespace only (olmOCR-bench would pass it: allenai/olmocr#461)")
         return FactVerdict(True, "the output is whitespace only (olmOCR-bench would fail it: allenai/olmocr#461)")
     query = p["text"]
-    content = normalize_text(text)
-    if not p["case_sensitive"]:
-        query, content = query.lower(), content.lower()
     first_n, last_n = p["first_n"], p["last_n"]
-    if first_n and last_n:
-        content = content[:first_n] + content[-last_n:]
-    elif first_n:
-        content = content[:first_n]
-    elif last_n:
-        content = content[-last_n:]
+
+    def searched(content: str) -> str:
+        if first_n and last_n:
+            return content[:first_n] + content[-last_n:]
+        if first_n:
+            return content[:first_n]
+        if last_n:
+            return content[-last_n:]
+        return content
+
+    normalized = normalize_text(text)
+    shown = content = searched(normalized)  # shown: the excerpt's text, as searched but in its own case
+    if not p["case_sensitive"]:  # lowered before the cut, as the benchmark does (lower() may lengthen a text)
+        query, content = query.lower(), searched(normalized.lower())
     threshold = _threshold(fact.max_diffs, query)
     alignment = fuzz.partial_ratio_alignment(query, content)
     ratio = (alignment.score if alignment is not None else 0.0) / 100.0
-    found = ""
+    found = excerpt = ""
     if alignment is not None and alignment.score > 0:
-        found = (content[alignment.dest_start:alignment.dest_end] if len(query) <= len(content) else content)
+        start, end = (alignment.dest_start, alignment.dest_end) if len(query) <= len(content) else (0, len(content))
+        found = content[start:end]
+        excerpt = excerpt_of(shown if len(shown) == len(content) else content, start, end)
     best = f"; best match {found[:60]!r}" if found else ""
     if fact.type == "present":
         if ratio >= threshold:
-            return FactVerdict(True)
+            return FactVerdict(True, excerpt=excerpt)
         return FactVerdict(False, f"Expected '{query[:40]}...' with threshold {threshold} but best match ratio was "
-                                  f"{ratio:.3f}{best}")
+                                  f"{ratio:.3f}{best}", excerpt=excerpt)
     if ratio < threshold:
-        return FactVerdict(True)
+        return FactVerdict(True, excerpt=excerpt)
     return FactVerdict(False, f"Expected absence of '{query[:40]}...' with threshold {threshold} but best match ratio "
-                              f"was {ratio:.3f}{best}")
+                              f"was {ratio:.3f}{best}", excerpt=excerpt)
 
 
 def _order(fact: Fact, text: str) -> FactVerdict:
@@ -296,12 +343,29 @@ def _order(fact: Fact, text: str) -> FactVerdict:
     except FuzzySearchMissing as exc:
         return FactVerdict(False, f"not checked: {exc}", notes=("fuzzysearch missing",))
     if not before_starts:
-        return FactVerdict(False, f"'before' text '{before[:40]}...' not found with max_l_dist {fact.max_diffs}")
+        excerpt = excerpt_of(content, max(after_starts), max(after_starts) + len(after)) if after_starts else ""
+        return FactVerdict(False, f"'before' text '{before[:40]}...' not found with max_l_dist {fact.max_diffs}",
+                           excerpt=excerpt)
     if not after_starts:
-        return FactVerdict(False, f"'after' text '{after[:40]}...' not found with max_l_dist {fact.max_diffs}")
-    if min(before_starts) < max(after_starts):
-        return FactVerdict(True)
-    return FactVerdict(False, f"Could not find a location where '{before[:40]}...' appears before '{after[:40]}...'.")
+        return FactVerdict(False, f"'after' text '{after[:40]}...' not found with max_l_dist {fact.max_diffs}",
+                           excerpt=excerpt_of(content, min(before_starts), min(before_starts) + len(before)))
+    first_before, last_after = min(before_starts), max(after_starts)
+    excerpt = _span_excerpt(content, (first_before, first_before + len(before)), (last_after, last_after + len(after)))
+    if first_before < last_after:
+        return FactVerdict(True, excerpt=excerpt)
+    return FactVerdict(False, f"Could not find a location where '{before[:40]}...' appears before '{after[:40]}...'.",
+                       excerpt=excerpt)
+
+
+def _span_excerpt(text: str, first: tuple[int, int], second: tuple[int, int]) -> str:
+    """The region from one match to another, or, when that is longer than :data:`EXCERPT_CHARS`, each match with
+    its context (in text order) joined by an ellipsis."""
+    (a_start, a_end), (b_start, b_end) = sorted((first, second))
+    if max(a_end, b_end) - a_start <= EXCERPT_CHARS:
+        return excerpt_of(text, a_start, max(a_end, b_end))
+    half = EXCERPT_CHARS // 2
+    left, right = excerpt_of(text, a_start, a_end, limit=half), excerpt_of(text, b_start, b_end, limit=half)
+    return left.rstrip("…") + " … " + right.lstrip("…")
 
 
 def _table(fact: Fact, text: str) -> FactVerdict:
@@ -315,9 +379,15 @@ def _table(fact: Fact, text: str) -> FactVerdict:
     if not tables:
         return FactVerdict(False, "No tables found in the content")
     reasons: list[str] = []
+    closest, closest_region, failed_region = -1.0, "", ""  # excerpts: the closest cell's, the first matched cell's
     for table in tables:
         cells = {position: normalize_text(content) for position, content in table.cell_text.items()}
-        matches = [pos for pos, content in cells.items() if fuzz.ratio(p["cell"], content) / 100.0 >= threshold]
+        ratios = {pos: fuzz.ratio(p["cell"], content) / 100.0 for pos, content in cells.items()}
+        matches = [pos for pos, ratio in ratios.items() if ratio >= threshold]
+        if ratios and not matches and not reasons:
+            top = max(ratios, key=lambda pos: ratios[pos])
+            if ratios[top] > closest:
+                closest, closest_region = ratios[top], _cell_region(cells, top)
         relations: list[tuple[str, Callable[[tuple[int, int]], Iterable[tuple[int, int]]]]] = [
             ("up", lambda rc: table.up_relations[rc]), ("down", lambda rc: table.down_relations[rc]),
             ("left", lambda rc: table.left_relations[rc]), ("right", lambda rc: table.right_relations[rc]),
@@ -342,12 +412,33 @@ def _table(fact: Fact, text: str) -> FactVerdict:
                     current.append(f"Cell compared to '{best_text}' doesn't match expected '{expected}' "
                                    f"(best similarity: {best:.2f})")
             if not current:
-                return FactVerdict(True)
+                return FactVerdict(True, excerpt=_cell_region(cells, position))
+            if not reasons:
+                failed_region = _cell_region(cells, position)
             reasons.extend(current)
     if not reasons:
-        return FactVerdict(False, f"No cell matching '{p['cell']}' found in any table with threshold {threshold}")
+        return FactVerdict(False, f"No cell matching '{p['cell']}' found in any table with threshold {threshold}",
+                           excerpt=closest_region)
     return FactVerdict(False, f"Found cells matching '{p['cell']}' but relationships were not satisfied: "
-                              f"{'; '.join(reasons)}")
+                              f"{'; '.join(reasons)}", excerpt=failed_region)
+
+
+def _cell_region(cells: Mapping[tuple[int, int], str], position: tuple[int, int]) -> str:
+    """A cell with the rows above and below it, as Markdown table lines, cut to :data:`EXCERPT_CHARS` around it."""
+    row = position[0]
+    lines, start, end, offset = [], 0, 0, 0
+    for r in (row - 1, row, row + 1):
+        columns = sorted(c for (rr, c) in cells if rr == r)
+        if not columns:
+            continue
+        line = "|"
+        for c in columns:
+            if (r, c) == position:
+                start, end = offset + len(line) + 1, offset + len(line) + 1 + len(cells[r, c])
+            line += f" {cells[r, c]} |"
+        lines.append(line)
+        offset += len(line) + 1
+    return excerpt_of("\n".join(lines), start, end)
 
 
 _DISALLOWED = re.compile(r"[\u4e00-\u9FFF\u3040-\u309F\u30A0-\u30FF\U0001F600-\U0001F64F\U0001F300-\U0001F5FF"
@@ -362,17 +453,26 @@ def _baseline(fact: Fact, text: str) -> FactVerdict:
         if p["max_length_skips_image_alt_tags"]:
             length = len("".join(c for c in _IMAGE_TAG.sub("", text) if c.isalnum()).strip())
         if length > p["max_length"]:
-            return FactVerdict(False, f"{length} characters were output for a page we expected to be blank")
+            return FactVerdict(False, f"{length} characters were output for a page we expected to be blank",
+                               excerpt=_head(text))
         return FactVerdict(True)
     if length == 0:
-        return FactVerdict(False, "The text contains no alpha numeric characters")
+        return FactVerdict(False, "The text contains no alpha numeric characters", excerpt=_head(text))
     for index, count in enumerate(ngram_repeats(text, 5)):
         if count > p["max_repeats"]:
-            return FactVerdict(False, f"Text ends with {count} repeating {index + 1}-grams, invalid")
+            return FactVerdict(False, f"Text ends with {count} repeating {index + 1}-grams, invalid",
+                               excerpt=excerpt_of(text, len(text), len(text)))
     disallowed = _DISALLOWED.findall(text)
     if p["check_disallowed_characters"] and disallowed:
-        return FactVerdict(False, f"Text contains disallowed characters {disallowed}")
+        first = _DISALLOWED.search(text)
+        return FactVerdict(False, f"Text contains disallowed characters {disallowed}",
+                           excerpt=excerpt_of(text, first.start(), first.end()) if first else "")
     return FactVerdict(True)
+
+
+def _head(text: str) -> str:
+    """The start of ``text``, :data:`EXCERPT_CHARS` characters."""
+    return excerpt_of(text, 0, 0)
 
 
 def _math(fact: Fact, text: str) -> FactVerdict:
@@ -383,18 +483,22 @@ def _math(fact: Fact, text: str) -> FactVerdict:
 
     reference = fact.params["math"]
     equations = output_equations(text, ignore_dollar_delimited=fact.params["ignore_dollar_delimited"])
-    if any(equation == reference for equation in equations):
-        return FactVerdict(True)
+    if reference in equations:
+        return FactVerdict(True, excerpt=_head(reference))
     message = f"No match found for {reference} anywhere in content"
     if not equations:
         return FactVerdict(False, message)
     try:
         reference_mathml = render_mathml(reference)
     except MathRenderError:
-        return FactVerdict(False, f"{message} ({KATEX_AVAILABLE_NOTE})", notes=("katex-mathml skipped",))
+        closest = max(equations, key=lambda e: fuzz.ratio(e, reference))
+        return FactVerdict(False, f"{message} ({KATEX_AVAILABLE_NOTE})", notes=("katex-mathml skipped",),
+                           excerpt=_head(closest))
     equations.sort(key=lambda e: -fuzz.ratio(e, reference))
-    if any(mathml_contains(reference_mathml, equation) for equation in equations):
-        return FactVerdict(True)
+    closest_excerpt = _head(equations[0])  # the closest candidate, shown when none matches
+    for equation in equations:
+        if mathml_contains(reference_mathml, equation):
+            return FactVerdict(True, excerpt=_head(equation))
     from pytest_ocrmetrics.metrics.facts.math_layout import LayoutUnavailable, render_spans, spans_match
 
     try:
@@ -402,13 +506,13 @@ def _math(fact: Fact, text: str) -> FactVerdict:
         for equation in equations:
             try:
                 if spans_match(reference_spans, render_spans(equation)):
-                    return FactVerdict(True)
+                    return FactVerdict(True, excerpt=_head(equation))
             except ValueError:  # KaTeX rejects the candidate: no match
                 continue
     except (LayoutUnavailable, ValueError) as exc:
         return FactVerdict(False, f"{message} (symbol-layout comparison skipped: {exc})",
-                           notes=("layout step skipped",))
-    return FactVerdict(False, message)
+                           notes=("layout step skipped",), excerpt=closest_excerpt)
+    return FactVerdict(False, message, excerpt=closest_excerpt)
 
 
 _FORMAT_PATTERNS = {
@@ -429,14 +533,20 @@ def _format(fact: Fact, text: str) -> FactVerdict:
     if not fact.params["case_sensitive"]:
         search, found = search.lower(), [t.lower() for t in found]
     threshold = _threshold(fact.max_diffs, search)
-    if any(fuzz.partial_ratio(search, t) / 100.0 >= threshold for t in found):
-        return FactVerdict(True)
+    closest, closest_text = -1.0, ""
+    for candidate in found:
+        ratio = fuzz.partial_ratio(search, candidate) / 100.0
+        if ratio >= threshold:
+            return FactVerdict(True, excerpt=_head(candidate))
+        if ratio > closest:
+            closest, closest_text = ratio, candidate
     if found:
         sample = ", ".join(f"'{t[:20]}...'" if len(t) > 20 else f"'{t}'" for t in found[:3])
         seen = f"Found {kind} text: {sample}"
     else:
         seen = f"No {kind} formatted text found"
-    return FactVerdict(False, f"Text '{fact.params['text'][:40]}...' not found with {kind} formatting. {seen}")
+    return FactVerdict(False, f"Text '{fact.params['text'][:40]}...' not found with {kind} formatting. {seen}",
+                       excerpt=_head(closest_text))
 
 
 _SUPERSCRIPTS = dict(zip("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
@@ -479,7 +589,8 @@ def _footnote(fact: Fact, text: str) -> FactVerdict:
         failures.append(f"Text '{before_text[:40]}...' not found before any occurrence of marker '{marker}'")
     if after_text and not near(after_text, False):
         failures.append(f"Text '{after_text[:40]}...' not found after any occurrence of marker '{marker}'")
-    return FactVerdict(not failures, "; ".join(failures))
+    first_start, first_end = min(positions)
+    return FactVerdict(not failures, "; ".join(failures), excerpt=excerpt_of(text, first_start, first_end))
 
 
 _CHECKS: dict[str, Callable[[Fact, str], FactVerdict]] = {
