@@ -132,6 +132,7 @@ def render_markdown(
     else:
         lines.append("No engine x dataset was scored in this run.")
 
+    lines += _facts_lines(run)
     if results:
         lines += ["", "### Gates", ""]
         icon = {"passed": "✅", "failed": "❌", "unmatched": "⚠️"}
@@ -169,6 +170,37 @@ def render_markdown(
     return "\n".join(lines) + "\n"
 
 
+def _facts_lines(run: Mapping[str, Any]) -> list[str]:
+    """The page-level facts: per engine x dataset the olmOCR-bench score (mean of per-file pass rates) with its
+    interval, passed / total and the rate per fact type; then the first failing facts."""
+    rows = [row for row in run.get("facts_summary") or () if isinstance(row, Mapping)]
+    if not rows:
+        return []
+    lines = ["", "### Page-level facts", ""]
+    table = []
+    for row in rows:
+        interval = row.get("interval")
+        score = format_value("fact_pass_rate", row.get("headline"))
+        if interval:
+            score += f" [{format_value('fact_pass_rate', interval[0])}, {format_value('fact_pass_rate', interval[1])}]"
+        types = ", ".join(f"{md_escape(kind)} {format_value('fact_pass_rate', rate)}"
+                          for kind, rate in (row.get("by_type") or {}).items())
+        table.append([md_escape(f"{row.get('engine')} / {row.get('dataset')}"), score,
+                      f"{row.get('passed')}/{row.get('total')}", str(row.get("flaky", 0)), types])
+    lines += _table(["Engine / dataset", "Score", "Passed", "Flaky", "By type"], table, ["l", "r", "r", "r", "l"])
+    lines += ["", "<sub>Score: olmOCR-bench's, the mean of the per-JSONL-file pass rates, with its bootstrap "
+                  "interval.</sub>"]
+    failing = [f for f in run.get("facts") or () if isinstance(f, Mapping) and not f.get("passed")]
+    if failing:
+        lines += ["", f"<details><summary>{len(failing)} failing fact{'s' if len(failing) != 1 else ''}</summary>", ""]
+        lines += [f"- {_code(str(f.get('id')))} ({md_escape(f.get('type'))}) on {md_escape(f.get('document'))}: "
+                  f"{md_escape(str(f.get('explanation') or '')[:300])}" for f in failing[:MAX_LISTED]]
+        if len(failing) > MAX_LISTED:
+            lines.append(f"- … and {len(failing) - MAX_LISTED} more (see the JSON run file)")
+        lines += ["", "</details>"]
+    return lines
+
+
 def _comparison_lines(comparison: Comparison) -> list[str]:
     lines = ["### Against the baseline", ""]
     tolerances = ", ".join(str(t) for t in comparison.tolerances.values())
@@ -204,6 +236,16 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
                   f"({format_delta(r.metric, r.delta)})" for r in comparison.regressions[:MAX_LISTED]]
         if len(comparison.regressions) > MAX_LISTED:
             lines.append(f"- … and {len(comparison.regressions) - MAX_LISTED} more (see the HTML report)")
+        lines.append("")
+    if comparison.fact_regressions:
+        effect = "" if comparison.facts_gated else " (no tolerance on fact_pass_rate: shown, not failed)"
+        lines.append(f"**{len(comparison.fact_regressions)} fact(s) passed in the baseline and fail now**{effect}:")
+        lines.append("")
+        lines += [f"- {_code(change.fact)} ({md_escape(change.type)}) on {md_escape(change.dataset)}/"
+                  f"{md_escape(change.document)} ({md_escape(change.engine)})"
+                  for change in comparison.fact_regressions[:MAX_LISTED]]
+        if len(comparison.fact_regressions) > MAX_LISTED:
+            lines.append(f"- … and {len(comparison.fact_regressions) - MAX_LISTED} more (see the JSON run file)")
         lines.append("")
     for title, refs in (("new document(s), not in the baseline", comparison.new_documents),
                         ("document(s) of the baseline missing from this run", comparison.missing_documents)):

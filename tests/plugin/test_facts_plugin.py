@@ -193,3 +193,24 @@ def test_merged_shards_give_the_unsharded_facts(pytester: pytest.Pytester) -> No
     merged = merge_runs([(name, _run_file(pytester.path / name)) for name in ("shard1.json", "shard2.json")])
     assert merged["facts"] == whole["facts"]
     assert merged["facts_summary"] == whole["facts_summary"]
+
+
+def test_junit_and_markdown_carry_the_facts(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+    import xml.etree.ElementTree as ET
+
+    make_dataset(pytester.path, DOCS, GOOD)
+    _run(pytester, "--ocr-json=base.json").assert_outcomes(passed=3)
+    shutil.rmtree(pytester.path / "preds")
+    make_dataset(pytester.path, DOCS, BAD)
+    _run(pytester, "--junitxml=out.xml", "--ocr-markdown=summary.md", "--ocr-baseline=base.json",
+         "--ocr-max-regression=fact_pass_rate:0", *plugin_args)
+    suite = ET.parse(pytester.path / "out.xml").getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert props["ocr.replay.invoices.facts.passed"] == "2" and props["ocr.replay.invoices.facts.total"] == "3"
+    assert float(props["ocr.replay.invoices.facts.score"]) == pytest.approx(2 / 3)
+    assert props["ocr.replay.invoices.evaluated"] == "3"
+    assert props["ocr.baseline.fact_regressions"] == "1" and props["ocr.baseline.fact_fixes"] == "0"
+    markdown = (pytester.path / "summary.md").read_text(encoding="utf-8")
+    assert "### Page-level facts" in markdown and "| replay / invoices |" in markdown
+    assert "`p1-no-header` (absent) on p1.png" in markdown
+    assert "**1 fact(s) passed in the baseline and fail now**:" in markdown
