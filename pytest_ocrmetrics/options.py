@@ -49,7 +49,7 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-columns", "ocr_columns", "string", dict(metavar="METRIC[:STAT],...",
         help="Metric columns of the terminal summary, comma-separated registry names with an optional statistic "
              "(micro by default, or mean, median, p90, p95, min, max), e.g. cer,exact_match,ned,edit_similarity "
-             "(default: cer, cer:mean, cer:p95, wer, field_f1, json_valid).")),
+             "(default: cer, cer:mean, cer:p95, wer, field_f1, json_valid, fact_pass_rate; each when computed).")),
     ("--ocr-json", "ocr_json", "string", dict(metavar="PATH", help="Write the JSON run file (schema pytest-ocrmetrics/1).")),
     ("--ocr-normalize", "ocr_normalize", "string", dict(metavar="PROFILE",
         help="Normalization profile applied to reference and output before scoring (default nfc), "

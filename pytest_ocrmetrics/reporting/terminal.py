@@ -55,7 +55,7 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right_
 # (title, metric, statistic) of the metric columns, shown when some row has the metric
 _METRIC_COLUMNS = (
     ("CER", "cer", "micro"), ("CER mean", "cer", "mean"), ("CER p95", "cer", "p95"), ("WER", "wer", "micro"),
-    ("field F1", "field_f1", "micro"), ("JSON valid", "json_valid", "micro"),
+    ("field F1", "field_f1", "micro"), ("JSON valid", "json_valid", "micro"), ("facts", "fact_pass_rate", "micro"),
 )
 # (title, summary key) of the count columns shown only when some row has a non-zero count
 _OPTIONAL_COUNTS = (("skipped", "skipped"), ("cached", "cache_hits"), ("truncated", "truncated"))
