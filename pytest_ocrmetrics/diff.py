@@ -208,8 +208,14 @@ def _best_window(error_columns: Sequence[int], n: int, width: int) -> int:
     return min(max(centred, last - width + 1, 0), first, n - width)
 
 
+@lru_cache(maxsize=1 << 16)
+def _shown_width(shown: str) -> int:
+    """:func:`display_width` of one rendered cell (cells repeat: a page has few distinct ones)."""
+    return display_width(shown)
+
+
 def _pad(text: str, width: int) -> str:
-    return text + " " * (width - display_width(text))
+    return text + " " * (width - _shown_width(text))
 
 
 def worst_region(reference: str, hypothesis: str, *, width: int = 60) -> str:
@@ -266,7 +272,7 @@ def _render(blocks: list[_Block], ref_units: Sequence[str], hyp_units: Sequence[
         for k in range(max(0, start - column), min(size, end - column)):
             a = _cell(ref_units[i1 + k] if i1 + k < i2 else None, differs)
             b = _cell(hyp_units[j1 + k] if j1 + k < j2 else None, differs)
-            cell = max(display_width(a), display_width(b), 1)
+            cell = max(_shown_width(a), _shown_width(b), 1)
             ref_cells.append(_pad(a, cell))
             hyp_cells.append(_pad(b, cell))
             marks.append(("^" if differs else " ").ljust(cell))

@@ -22,6 +22,8 @@ import math
 import operator
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import compress
 from typing import Any, Literal, Sequence, Union
 
 from pytest_ocrmetrics.metrics.alignment import Alignment, align_text, align_words
@@ -574,7 +576,7 @@ def _token_accuracy_result(ref: list[str], hyp: list[str], *, tokenizer: str, pr
 
 
 def _split_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
+    return list(filter(str.strip, text.splitlines()))  # the non-blank lines
 
 
 def _as_lines(value: object, name: str, profile: NormalizationProfile) -> list[str]:
@@ -593,9 +595,9 @@ def _line_error_rate_result(ref_lines: Sequence[str], hyp_lines: Sequence[str], 
     n, m = len(ref_lines), len(hyp_lines)
     total = max(n, m)
     # the shorter side is padded with empty lines; lines are compared stripped
-    padded_ref = [line.strip() for line in ref_lines] + [""] * (total - n)
-    padded_hyp = [line.strip() for line in hyp_lines] + [""] * (total - m)
-    errors = tuple(i for i, (r, h) in enumerate(zip(padded_ref, padded_hyp)) if r != h)
+    padded_ref = [*map(str.strip, ref_lines), *[""] * (total - n)]
+    padded_hyp = [*map(str.strip, hyp_lines), *[""] * (total - m)]
+    errors = tuple(compress(range(total), map(operator.ne, padded_ref, padded_hyp)))
     if denominator == "max":
         value = len(errors) / total if total else 0.0
     else:
@@ -818,7 +820,9 @@ class TextScores:
     """The full per-document text metric set, from one character alignment and one word alignment.
 
     ``reference`` and ``hypothesis`` are the two texts after normalization, as they were compared (a caller that
-    also needs them reads them here instead of normalizing again).
+    also needs them reads them here instead of normalizing again). ``confusion`` is counted from the character
+    alignment when it is first read (about a third of the rest of the work on a high-error page), so a caller that
+    never reads it does not pay for it; its value does not depend on when it is read.
     """
 
     cer: ErrorRate
@@ -828,10 +832,15 @@ class TextScores:
     edit_similarity: EditDistance
     exact_match: ExactMatch
     token_accuracy: TokenAccuracy
-    confusion: ConfusionMatrix
     normalization: str
     reference: str = field(default="", repr=False)
     hypothesis: str = field(default="", repr=False)
+
+    @cached_property
+    def confusion(self) -> ConfusionMatrix:
+        """The character confusion matrix (:func:`confusion` with the same options), from the CER alignment."""
+        assert self.cer.alignment is not None  # score_text always keeps it
+        return _confusion_result(self.cer.alignment, unit=self.cer.unit, profile=self.normalization)
 
     def results(self) -> dict[str, Any]:
         """The results keyed by registry metric name (each has ``value``, ``counts()`` and ``to_dict()``)."""
@@ -908,7 +917,6 @@ def score_text(
         edit_similarity=_edit_distance_result("edit_similarity", chars, unit=unit, profile=name),
         exact_match=_exact_match_result(ref, hyp, profile=name),
         token_accuracy=_token_accuracy_result(ref_words, hyp_words, tokenizer=tokenizer, profile=name),
-        confusion=_confusion_result(chars, unit=unit, profile=name),
         normalization=name,
         reference=ref,
         hypothesis=hyp,

@@ -13,8 +13,10 @@ back with their word positions so a report can highlight them.
 from __future__ import annotations
 
 import unicodedata
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass
+from heapq import heapify, heappop, heapreplace
 from typing import Any
 
 from rapidfuzz import process
@@ -24,7 +26,7 @@ from pytest_ocrmetrics.metrics.normalize import strip_punctuation
 from pytest_ocrmetrics.metrics.rates import normalized_distance, share
 from pytest_ocrmetrics.metrics.units import check_text
 
-__all__ = ["WordPair", "WordMatch", "word_match"]
+__all__ = ["WordPair", "WordMatch", "word_match", "FUZZY_COMPARISONS"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ class WordMatch:
     max_distance: int
     case_sensitive: bool
     ignore_punctuation: bool
+    bounded: bool = False  # the fuzzy search hit ``max_comparisons`` and compared only nearby words (see word_match)
 
     @property
     def exact_count(self) -> int:
@@ -126,6 +129,7 @@ class WordMatch:
             "max_distance": self.max_distance,
             "case_sensitive": self.case_sensitive,
             "ignore_punctuation": self.ignore_punctuation,
+            **({"bounded": True} if self.bounded else {}),
             "counts": self.counts(),
             "exact": [p.to_dict() for p in self.exact],
             "fuzzy": [p.to_dict() for p in self.fuzzy],
@@ -160,6 +164,7 @@ def word_match(
     max_distance: int = 1,
     case_sensitive: bool = False,
     ignore_punctuation: bool = True,
+    max_comparisons: int | None = None,
 ) -> WordMatch:
     """Match words exactly, then fuzzily; report precision / recall / F1 (exact only) and the recognition rate.
 
@@ -173,7 +178,12 @@ def word_match(
        skipping words already paired. ``max_distance=0`` disables this stage.
 
     Distances and lengths are in code points. Only words within ``max_distance`` in length can pair, so the fuzzy
-    stage compares each distinct word with a few length buckets in C (rapidfuzz), not every word with every word.
+    stage compares each distinct word with a few length buckets in C (rapidfuzz), not every word with every word,
+    and pairs words without listing every candidate pair. By default the search is exact, whatever it costs (the
+    definition above). ``max_comparisons`` (e.g. :data:`FUZZY_COMPARISONS`, what ``ocrmetrics serve`` passes, so one
+    request cannot tie the server up) bounds it: an input that would need more edit distances (megabytes of short
+    unmatched words at a large ``max_distance``) compares each word with the nearest part of each length bucket
+    only, and the result says so (``bounded=True``; its pairs may then differ from the exact search's).
 
     >>> word_match("quick", "quik").crr
     0.8
@@ -203,34 +213,12 @@ def word_match(
             used_ref[r] = used_hyp[h] = True
             exact.append(WordPair(rword, hyp[h][1], ri, hyp[h][0], 0, 1.0))
 
-    # 2. fuzzy matches among the rest: candidates by length bucket, then greedy by (distance, ref pos, hyp pos)
+    # 2. fuzzy matches among the rest, greedy by (distance, ref pos, hyp pos)
     fuzzy: list[WordPair] = []
+    bounded = False
     if max_distance > 0:
-        rest_hyp: dict[str, list[int]] = defaultdict(list)
-        for h, (_, _, form) in enumerate(hyp):
-            if not used_hyp[h]:
-                rest_hyp[form].append(h)
-        rest_ref: dict[str, list[int]] = defaultdict(list)
-        for r, (_, _, form) in enumerate(ref):
-            if not used_ref[r]:
-                rest_ref[form].append(r)
-        by_length: dict[int, list[str]] = defaultdict(list)
-        for form in rest_hyp:
-            by_length[len(form)].append(form)
-        candidates: list[tuple[int, int, int]] = []
-        for form, ref_slots in rest_ref.items():
-            pool = [w for n in range(len(form) - max_distance, len(form) + max_distance + 1) for w in by_length.get(n, ())]
-            if not pool:
-                continue
-            for other, distance, _ in process.extract(
-                form, pool, scorer=Levenshtein.distance, score_cutoff=max_distance, limit=None
-            ):
-                candidates.extend((distance, r, h) for r in ref_slots for h in rest_hyp[other])
-        candidates.sort()
-        for distance, r, h in candidates:
-            if used_ref[r] or used_hyp[h]:
-                continue
-            used_ref[r] = used_hyp[h] = True
+        pairs, bounded = _fuzzy_pairs(ref, hyp, used_ref, used_hyp, max_distance, max_comparisons)
+        for distance, r, h in pairs:
             fuzzy.append(WordPair(ref[r][1], hyp[h][1], ref[r][0], hyp[h][0], distance,
                                   1.0 - normalized_distance(distance, len(ref[r][2]), len(hyp[h][2]))))
         fuzzy.sort(key=lambda p: p.reference_index)
@@ -247,4 +235,103 @@ def word_match(
         max_distance=max_distance,
         case_sensitive=case_sensitive,
         ignore_punctuation=ignore_punctuation,
+        bounded=bounded,
     )
+
+
+#: A bound on the edit distances the fuzzy stage computes between leftover word forms (about a second in rapidfuzz),
+#: for callers that must answer in bounded time (``ocrmetrics serve``). An OCR page needs a few thousand; only very
+#: large or adversarial inputs (a megabyte of short random words at distance 5) need more: with the bound, each
+#: reference form is then compared with the hypothesis forms nearest to it in the text.
+FUZZY_COMPARISONS = 10_000_000
+
+
+def _candidate_forms(rest_ref: dict[str, list[int]], rest_hyp: dict[str, list[int]], max_distance: int,
+                     ref_words: int, hyp_words: int, budget: int | None) -> tuple[dict[str, list[list[str]]], bool]:
+    """For each leftover reference form, the leftover hypothesis forms at each distance 1..max_distance.
+
+    Only forms within ``max_distance`` in length can be that close, so each reference form is compared with a few
+    length buckets in C (rapidfuzz). When that would take more than ``budget`` comparisons (``None``: no bound), each
+    reference form is compared with at most ``budget / forms`` hypothesis forms per length: those whose first
+    leftover occurrence is nearest to where the form first occurs (hypothesis positions scaled to the reference's
+    length); the second value says whether that happened.
+    """
+    by_length: dict[int, list[str]] = defaultdict(list)  # hypothesis forms in order of their first leftover position
+    for form in rest_hyp:
+        by_length[len(form)].append(form)
+    widths = range(-max_distance, max_distance + 1)
+    needed = sum(len(by_length.get(len(form) + k, ())) for form in rest_ref for k in widths)
+    per_bucket = None
+    if budget is not None and needed > budget:
+        per_bucket = max(1, budget // (len(rest_ref) * len(widths)))
+        starts = {n: [rest_hyp[form][0] for form in forms] for n, forms in by_length.items()}
+        scale = hyp_words / max(ref_words, 1)
+    out: dict[str, list[list[str]]] = {}
+    for form, ref_slots in rest_ref.items():
+        pool: list[str] = []
+        for k in widths:
+            bucket = by_length.get(len(form) + k)
+            if not bucket:
+                continue
+            if per_bucket is not None and len(bucket) > per_bucket:  # the forms nearest in the text
+                at = bisect_left(starts[len(form) + k], ref_slots[0] * scale)
+                low = min(max(0, at - per_bucket // 2), len(bucket) - per_bucket)
+                bucket = bucket[low:low + per_bucket]
+            pool.extend(bucket)
+        if not pool:
+            continue
+        levels: list[list[str]] = [[] for _ in range(max_distance + 1)]
+        for other, distance, _ in process.extract(form, pool, scorer=Levenshtein.distance, score_cutoff=max_distance,
+                                                  limit=None):
+            levels[distance].append(other)
+        out[form] = levels
+    return out, per_bucket is not None
+
+
+def _fuzzy_pairs(ref: list[tuple[int, str, str]], hyp: list[tuple[int, str, str]], used_ref: list[bool],
+                 used_hyp: list[bool], max_distance: int,
+                 budget: int | None = None) -> tuple[list[tuple[int, int, int]], bool]:
+    """The greedy fuzzy pairs ``(distance, r, h)``: candidates by increasing distance, then reference position, then
+    hypothesis position, skipping words already paired (``used_ref`` / ``used_hyp`` are updated).
+
+    The same pairs as sorting every candidate pair, without listing them (a word repeated k times on each side would
+    give k * k): within one distance, each reference word in order takes the earliest free hypothesis word at that
+    distance, and the free words of one hypothesis form are always the last ones, so one pointer per form and one
+    heap of (next free position, form) per reference form and distance find it.
+    """
+    rest_hyp: dict[str, list[int]] = defaultdict(list)
+    for h, (_, _, form) in enumerate(hyp):
+        if not used_hyp[h]:
+            rest_hyp[form].append(h)
+    rest_ref: dict[str, list[int]] = defaultdict(list)
+    for r, (_, _, form) in enumerate(ref):
+        if not used_ref[r]:
+            rest_ref[form].append(r)
+    if not rest_ref or not rest_hyp:
+        return [], False
+    candidates, bounded = _candidate_forms(rest_ref, rest_hyp, max_distance, len(ref), len(hyp), budget)
+    taken = dict.fromkeys(rest_hyp, 0)  # per hypothesis form, how many of its leftover positions are paired
+    pairs: list[tuple[int, int, int]] = []
+    for distance in range(1, max_distance + 1):
+        heaps: dict[str, list[tuple[int, str]]] = {}
+        for r in [r for r in range(len(ref)) if not used_ref[r]]:
+            form = ref[r][2]
+            heap = heaps.get(form)
+            if heap is None:
+                levels = candidates.get(form)
+                heap = heaps[form] = [(rest_hyp[other][taken[other]], other) for other in levels[distance]
+                                      if taken[other] < len(rest_hyp[other])] if levels else []
+                heapify(heap)
+            while heap:
+                h, other = heap[0]
+                slots, k = rest_hyp[other], taken[other]
+                if k == len(slots):
+                    heappop(heap)
+                elif slots[k] != h:  # another reference form took it: the form's next free position
+                    heapreplace(heap, (slots[k], other))
+                else:
+                    taken[other] = k + 1
+                    used_ref[r] = used_hyp[h] = True
+                    pairs.append((distance, r, h))
+                    break
+    return pairs, bounded

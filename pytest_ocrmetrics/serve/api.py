@@ -19,7 +19,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from pytest_ocrmetrics.metrics.word_match import WordMatch, word_match
+from pytest_ocrmetrics.metrics.word_match import FUZZY_COMPARISONS, WordMatch, word_match
 from pytest_ocrmetrics.reporting.safe_text import clean_text
 
 __all__ = ["ApiError", "MatchOptions", "FilePart", "parse_options", "analyze", "analyze_texts", "batch",
@@ -157,8 +157,10 @@ def analyze_texts(ground_truth: str, ocr_output: str, options: MatchOptions = Ma
     """
     ground_truth, replaced_gt = clean_text(ground_truth)
     ocr_output, replaced_ocr = clean_text(ocr_output)
+    # bounded, so that one request cannot tie the server up; the answer says when the bound was reached
     match = word_match(ground_truth, ocr_output, max_distance=options.threshold,
-                       case_sensitive=options.case_sensitive, ignore_punctuation=options.ignore_punctuation)
+                       case_sensitive=options.case_sensitive, ignore_punctuation=options.ignore_punctuation,
+                       max_comparisons=FUZZY_COMPARISONS)
     gt_empty, ocr_empty = match.reference_words == 0, match.hypothesis_words == 0
     message = None
     if gt_empty and ocr_empty:
@@ -188,6 +190,12 @@ def analyze_texts(ground_truth: str, ocr_output: str, options: MatchOptions = Ma
                                                   (result["tokens"]["ocr_output"], ocr_output)))
     if replaced_gt or replaced_ocr:
         result["replaced_characters"] = replaced_gt + replaced_ocr
+    if match.bounded:
+        result["bounded"] = True
+        bound = (f"The texts were too large to compare every pair of similar words ({FUZZY_COMPARISONS:,} edit "
+                 f"distances): each word was compared with the words near it in the other text, so fuzzy pairs "
+                 f"may differ from the exact matching of the plugin and of ocrmetrics score.")
+        result["message"] = bound if message is None else f"{message} {bound}"
     return result
 
 
