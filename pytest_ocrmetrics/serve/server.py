@@ -36,6 +36,66 @@ from pytest_ocrmetrics.serve.api import MAX_BODY_BYTES, ApiError, analyze, batch
 __all__ = ["EvaluatorServer", "make_server", "serve_in_thread", "run_documents", "page_html", "is_loopback"]
 
 _READ_TIMEOUT_S = 30.0  # a client that stops sending mid-request is cut off after this long without a byte
+_REQUEST_DEADLINE_S = 120.0  # and one that trickles bytes: a request (line, headers, body) must arrive within this
+
+
+class _DeadlineReader:
+    """The request stream with a total deadline: every socket read waits at most the time left (and at most the
+    per-read timeout), so a client trickling a byte at a time cannot hold a thread for ever. Reads go through the
+    buffer one socket read at a time (``peek``/``read1``), so the deadline is checked between them. ``deadline`` is
+    set when a request starts and cleared once its body is read (the answer's work is not limited)."""
+
+    def __init__(self, raw: Any, connection: socket.socket) -> None:
+        self._raw = raw
+        self._connection = connection
+        self.deadline: float | None = None
+
+    def _arm(self) -> None:
+        if self.deadline is None:
+            return
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self._connection.settimeout(min(_READ_TIMEOUT_S, left))
+
+    def read(self, size: int = -1) -> bytes:
+        if self.deadline is None or size is None or size < 0:
+            self._arm()
+            return self._raw.read(size)
+        parts, got = [], 0
+        while got < size:
+            self._arm()
+            chunk = self._raw.read1(size - got)
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self.deadline is None:
+            return self._raw.readline(limit)
+        parts, got = [], 0
+        while limit < 0 or got < limit:
+            self._arm()
+            buffered = self._raw.peek(1)  # what is buffered, or one socket read
+            if not buffered:
+                break
+            end = buffered.find(b"\n")
+            take = len(buffered) if end < 0 else end + 1
+            if limit >= 0:
+                take = min(take, limit - got)
+            chunk = self._raw.read(take)  # already buffered: does not wait
+            parts.append(chunk)
+            got += len(chunk)
+            if chunk.endswith(b"\n"):
+                break
+        return b"".join(parts)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
 
@@ -122,6 +182,19 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
     timeout = _READ_TIMEOUT_S
 
     # ------------------------------------------------------------------------------------------------ plumbing
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _DeadlineReader(self.rfile, self.connection)  # type: ignore[assignment]
+
+    def handle_one_request(self) -> None:
+        """One request, whose line, headers and body must arrive within ``_REQUEST_DEADLINE_S`` (a timeout is
+        answered as the base class does: the connection is closed)."""
+        self.rfile.deadline = time.monotonic() + _REQUEST_DEADLINE_S  # type: ignore[attr-defined]
+        try:
+            super().handle_one_request()
+        finally:
+            self.rfile.deadline = None  # type: ignore[attr-defined]
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         if self.server.quiet:
@@ -274,7 +347,13 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
             if path not in ("/api/analyze", "/api/batch"):
                 self.close_connection = True
                 raise ApiError(404, f"no API endpoint POST {path}; use POST /api/analyze or POST /api/batch")
-            body = self._read_body(self._body_length())
+            try:
+                body = self._read_body(self._body_length())
+            except TimeoutError:
+                self.close_connection = True
+                raise ApiError(408, f"the request body did not arrive within {_REQUEST_DEADLINE_S:g} seconds") from None
+            self.rfile.deadline = None  # type: ignore[attr-defined]  # read: the work that follows is not limited
+            self.connection.settimeout(_READ_TIMEOUT_S)
             unread = 0
             content_type = self.headers.get("Content-Type") or ""
             if path == "/api/analyze":

@@ -487,3 +487,55 @@ def test_serve_open_opens_the_page(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     assert cli.main(["serve", "--port", "0", "--open"]) == 0
     url = capsys.readouterr().out.split(" at ", 1)[1].split()[0]
     assert opened == [url]
+
+
+def _trickle(server: EvaluatorServer, head: bytes, body: bytes, every_s: float) -> bytes:
+    """Send ``head`` at once, then ``body`` a byte every ``every_s`` seconds (until the server hangs up); the answer."""
+    import time
+
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(head)
+        try:
+            for byte in body:
+                sock.sendall(bytes([byte]))
+                time.sleep(every_s)
+        except OSError:  # the server closed the connection
+            pass
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except OSError:
+            pass
+    return answer
+
+
+def test_a_body_trickled_past_the_deadline_is_cut_off(server: EvaluatorServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slowloris: a byte every 0.2 s never trips the 30 s read timeout; the request's total deadline does."""
+    import pytest_ocrmetrics.serve.server as server_module
+
+    monkeypatch.setattr(server_module, "_REQUEST_DEADLINE_S", 1.0)
+    body = json.dumps(QUICK).encode()
+    head = (f"POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body) + 100}\r\n\r\n").encode()
+    answer = _trickle(server, head, body + b" " * 100, every_s=0.2)
+    assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 seconds" in answer
+
+
+def test_headers_trickled_past_the_deadline_close_the_connection(server: EvaluatorServer,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_ocrmetrics.serve.server as server_module
+
+    monkeypatch.setattr(server_module, "_REQUEST_DEADLINE_S", 1.0)
+    answer = _trickle(server, b"GET / HTTP/1.1\r\n", b"X-Slow: " + b"a" * 40 + b"\r\n\r\n", every_s=0.2)
+    assert answer == b""  # closed without an answer, as the standard library does on a timeout
+
+
+def test_a_request_within_the_deadline_is_answered_and_the_work_is_not_limited(
+        client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_ocrmetrics.serve.server as server_module
+
+    monkeypatch.setattr(server_module, "_REQUEST_DEADLINE_S", 1.0)
+    answer = client.analyze(**QUICK)
+    assert answer.status == 200 and answer.json()["exact_matches"] == 2
