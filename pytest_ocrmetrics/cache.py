@@ -236,6 +236,11 @@ class OutputCache:
         self._count("hits")
         return dataclasses.replace(output, cached=True)
 
+    def contains(self, key: str) -> bool:
+        """Whether an entry for ``key`` is stored: one ``stat``, nothing read or counted (False with ``refresh``).
+        :meth:`get` still checks the entry when it is read."""
+        return not self.refresh and self.path_for(key).is_file()
+
     def put(self, key: str, output: OcrOutput, *, document: Document | None = None) -> None:
         """Store ``output`` under ``key`` atomically; a failed write warns and is otherwise ignored.
 
@@ -315,6 +320,9 @@ class CachingEngine:
         self.cache = cache
         self.name = engine.name
         self._identity: Mapping[str, Any] | None = None
+        # keys found by has_cached(), by document: (image size, modification time, key); read by recognize()
+        self._known: dict[tuple[Any, ...], tuple[int, int, str]] = {}
+        self._known_lock = threading.Lock()
         if callable(getattr(engine, "recognize_batch", None)):
             self.recognize_batch = self._recognize_batch
 
@@ -337,10 +345,56 @@ class CachingEngine:
             identity = {**identity, "repeat": repeat}
         return self.cache.key(document, self.engine, identity=identity)
 
+    @staticmethod
+    def _known_key(document: Document) -> tuple[Any, ...]:
+        return (document.id, str(document.image_path), document.page, document.render_longest_side)
+
+    def has_cached(self, document: Document) -> bool:
+        """Whether the cache holds the output for ``document`` (repeat 1): its image is read and hashed and the
+        entry looked for (:meth:`OutputCache.contains`); the engine is not called and nothing is counted. An image
+        that cannot be read is "not cached" (recognising it reports the error), and so is a PDF page: its image is
+        rendered, which is work for the prefetch pool's threads, not for the start of the session.
+
+        What a prefetch pool asks before queueing a document (:class:`~pytest_ocrmetrics.prefetch.Prefetcher`): a
+        cached one is read by its test in its own thread instead. The key is remembered, so :meth:`recognize` then
+        reads the entry without reading and hashing the image again, while the file keeps its size and
+        modification time.
+        """
+        if document.image_path is None or document.page is not None:
+            return False
+        try:
+            before = os.stat(document.image_path)
+            key = self._key(with_image_bytes(document))
+        except Exception:  # noqa: BLE001 - recognising it will report what is wrong with the image
+            return False
+        if not self.cache.contains(key):
+            return False
+        with self._known_lock:
+            self._known[self._known_key(document)] = (before.st_size, before.st_mtime_ns, key)
+        return True
+
+    def _remembered_hit(self, document: Document) -> OcrOutput | None:
+        """The entry :meth:`has_cached` found for ``document``, when its image has not changed since."""
+        with self._known_lock:
+            known = self._known.pop(self._known_key(document), None)
+        if known is None or document.image_path is None:
+            return None
+        try:
+            now = os.stat(document.image_path)
+        except OSError:
+            return None
+        if (now.st_size, now.st_mtime_ns) != known[:2] or not self.cache.contains(known[2]):
+            return None
+        return self.cache.get(known[2])
+
     def recognize(self, document: Document, *, repeat: int = 1) -> OcrOutput:
         """The engine's output for ``document``, from the cache when it has it. ``repeat`` (from 1) names one of
         several outputs of the same page (:class:`~pytest_ocrmetrics.engines.repeats.RepeatingEngine`): each repeat
         is stored under its own key, repeat 1 under the key a run without repeats uses."""
+        if repeat == 1 and self._known:
+            hit = self._remembered_hit(document)
+            if hit is not None:
+                return hit
         document = with_image_bytes(document)  # read once: the key and the engine see the same bytes
         key = self._key(document, repeat)
         hit = self.cache.get(key)

@@ -7,6 +7,8 @@ A document's scores ride on its test report as a plain dict, so pytest-xdist car
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gc
 import re
 import warnings
@@ -37,6 +39,10 @@ class OcrTruncatedWarning(UserWarning):
     """An engine stopped at its token limit: the output is incomplete."""
 
 
+class OcrFactItemsWarning(UserWarning):
+    """``--ocr-fact-items`` cannot split a Python test function's documents into one test per fact."""
+
+
 @dataclass
 class ItemState:
     """What one OCR test produced, kept on the item until its report is made."""
@@ -65,10 +71,13 @@ class PluginState:
     interrupted: bool = False  # Ctrl-C seen; -x / --maxfail are read from the session at the end
     junit_metrics: frozenset[str] | None = None  # the metrics each JUnit testcase carries (None: every one)
     prefetch_ahead: bool = True  # xdist worker: queue upcoming documents for the prefetch pools
-    gc_frozen: bool = False  # gc.freeze() after collection, gc.unfreeze() at the end of the session
+    gc_frozen: bool = False  # gc.freeze() after collection, gc.unfreeze() when pytest cleans up the config
+    tests_since_freeze: int = 0  # tests run since the last gc.freeze() (see pytest_runtest_logfinish)
     worker_queue: Any = None  # xdist worker: pytest-xdist's queue of this worker's pending item indices (False: none)
     # the last page recognised by a dataset item: its fact items (--ocr-fact-items) reuse its output and scores
     last_page: tuple[Any, ...] | None = None
+    # the thresholds of a document without its own in a test without limits (by facts=True/False), made once
+    configured_thresholds: dict[bool, tuple[Any, ...]] = field(default_factory=dict)
 
 
 _REPORTS = pytest.StashKey[tuple[dict[str, Path], list[str]]]()  # report files written, and one line per failure
@@ -171,6 +180,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_XdistHooks(config.stash[STATE]), "ocrmetrics-xdist")
     if settings.shard is not None:
         config.pluginmanager.register(_ShardHooks(config.stash[STATE]), "ocrmetrics-shard")
+    # registered before pytest's own cleanups (this configure hook runs before the built-in plugins'), so it runs
+    # after them: pytest's closing gc.collect() passes do not walk the frozen collected items again
+    config.add_cleanup(functools.partial(_unfreeze_gc, config.stash[STATE]))
+
+
+def _unfreeze_gc(state: PluginState) -> None:
+    """Undo the ``gc.freeze()`` of :func:`pytest_collection_finish` (an in-process run must not keep its items
+    out of the garbage collector's reach)."""
+    if state.gc_frozen:
+        gc.unfreeze()
+        state.gc_frozen = False
+
+
 
 
 JUNIT_DEFAULT_METRICS = frozenset({"cer", "wer", "field_f1"})
@@ -297,9 +319,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not cases and not broken:
         metafunc.parametrize(CASE_ARG, [_skip_param("the OCR datasets have no documents", "no-documents")])
         return
+    if state.settings.fact_items and any(c.document.facts for c in cases):
+        warnings.warn(OcrFactItemsWarning(
+            f"--ocr-fact-items: {metafunc.definition.nodeid} is a test function, which gets one test per document "
+            "whatever the option says (its facts are checked in it); fact items are made for --ocr-dataset datasets "
+            "run without Python tests"), stacklevel=1)
     params = [pytest.param(c, id=c.id) for c in cases]
     params += [pytest.param(b, id=f"dataset-error-{n}-{Path(b.dataset).name}") for n, b in enumerate(broken, 1)]
     metafunc.parametrize(CASE_ARG, params)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a dataset's documents and items are made (they all live until the end:
+    its full passes over a growing heap would find nothing), back on afterwards as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class OcrDatasetCollector(pytest.Collector):
@@ -314,16 +354,18 @@ class OcrDatasetCollector(pytest.Collector):
         if not state.runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
             pytest.skip(f"no OCR engine selected: {_no_engine_hint(state.runner)}")
         try:
-            dataset = state.runner.dataset(self.dataset_path)
+            with _collector_paused():  # thousands of long-lived documents and items: nothing to collect yet
+                dataset = state.runner.dataset(self.dataset_path)
         except DatasetError as exc:
             message = str(exc)
         else:
             items: list[pytest.Item] = []
-            for case in _cases(state, [dataset]):
-                items.append(OcrDocumentItem.from_parent(self, name=case.id, case=case))
-                if state.settings.fact_items:
-                    items += [OcrFactItem.from_parent(self, name=f"{case.id}[{fact.id}]", case=case, fact=fact)
-                              for fact in case.document.facts]
+            with _collector_paused():
+                for case in _cases(state, [dataset]):
+                    items.append(OcrDocumentItem.from_parent(self, name=case.id, case=case))
+                    if state.settings.fact_items:
+                        items += [OcrFactItem.from_parent(self, name=f"{case.id}[{fact.id}]", case=case, fact=fact)
+                                  for fact in case.document.facts]
             return items
         # a CollectError is shown as its message alone (a plain string, so xdist shows it once, not once per worker)
         raise self.CollectError(message)
@@ -490,7 +532,8 @@ def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> 
         if case.document.source and case.document.source not in message:
             message += f" [ground truth: {case.document.source}]"
         raise pytest.fail.Exception(message, pytrace=False) from None
-    processed = item.config.hook.pytest_ocrmetrics_process_output(document=case.document, output=output, engine=case.engine.label)
+    hook = item.config.hook.pytest_ocrmetrics_process_output
+    processed = hook(document=case.document, output=output, engine=case.engine.label) if hook.get_hookimpls() else None
     if processed is not None:
         output = processed
     item_state.output = output
@@ -589,8 +632,7 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
     context = item.stash[ITEM_STATE].context
     asserted = {check["metric"] for check in context.checks}
     failures = []
-    for threshold in applicable_thresholds(score.document, _test_limits(item), state.settings.command_line_thresholds(),
-                                           facts=facts):
+    for threshold in _applicable_thresholds(state, score.document, _test_limits(item), facts=facts):
         if threshold.metric in asserted or threshold.metric not in score.metrics:
             continue
         check = threshold.check(score.metrics[threshold.metric])
@@ -607,6 +649,19 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
         failures += _fact_regressions(state, score)
     if failures:
         raise AssertionError("\n\n".join(failures))
+
+
+def _applicable_thresholds(state: PluginState, document: Any, limits: dict[str, float], *, facts: bool) -> Any:
+    """:func:`~pytest_ocrmetrics.thresholds.applicable_thresholds`; for a document without thresholds or facts of
+    its own in a test without limits (the usual case), the command line's, worked out once per run."""
+    configured = state.settings.command_line_thresholds()
+    if limits or document.thresholds or document.facts:
+        return applicable_thresholds(document, limits, configured, facts=facts)
+    thresholds = state.configured_thresholds.get(facts)
+    if thresholds is None:
+        thresholds = state.configured_thresholds[facts] = tuple(
+            applicable_thresholds(document, limits, configured, facts=facts))
+    return thresholds
 
 
 def _fact_regressions(state: PluginState, score: DocumentScore, only: str | None = None) -> list[str]:
@@ -670,17 +725,20 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
-    broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
-    if isinstance(broken, _BrokenDataset) and report.when == "setup":  # listed in the run's collection_errors
-        report.ocr_collection_error = {"dataset": broken.dataset, "message": broken.message}
-    if ITEM_STATE not in item.stash:
+    when = report.when
+    if when == "setup":
+        broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
+        if isinstance(broken, _BrokenDataset):  # listed in the run's collection_errors
+            report.ocr_collection_error = {"dataset": broken.dataset, "message": broken.message}
+    item_state = item.stash.get(ITEM_STATE, None)
+    if item_state is None:
         case = _case_of(item)
-        if case is None or report.when != "setup" or report.passed:
+        if case is None or when != "setup" or report.passed:
             return report
-        _item_state(item, _state(item.config), case)  # setup failed before the OCR fixtures or item setup ran
-    item_state = item.stash[ITEM_STATE]
-    last_chance = report.when == "teardown" or (report.when == "setup" and not report.passed)
-    if not item_state.recorded and (report.when == "call" or last_chance):
+        # setup failed before the OCR fixtures or item setup ran
+        item_state = _item_state(item, _state(item.config), case)
+    last_chance = when == "teardown" or (when == "setup" and not report.passed)
+    if not item_state.recorded and (when == "call" or last_chance):
         state = _state(item.config)
         record = _record(item, state, item_state)
         item_state.recorded = True
@@ -701,7 +759,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             properties.append(("ocr.filtered", "true"))
         item.user_properties.extend(properties)
         report.user_properties = list(item.user_properties)
-    if report.when == "teardown":  # the item lives until the session ends; its output and scores need not
+    if when == "teardown":  # the item lives until the session ends; its output and scores need not
         item_state.output = None
         item_state.context.score = None
     return report
@@ -767,6 +825,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         state.runner.start_prefetch(cases)
 
 
+GC_FREEZE_EVERY = 1000  # tests between two gc.freeze() calls of a run that froze its collected items
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """On an xdist worker: recognise ahead the documents of the tests this worker was given and has not run yet.
@@ -830,6 +891,19 @@ class _SessionHooks:
 
     def __init__(self, state: PluginState) -> None:
         self.state = state
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        """Every thousand tests, what survived them (reports, JUnit records, the run's index) is frozen too, after a
+        collection of the young generations (so the cycles that failures leave behind are freed, not kept): the
+        collector's full passes, and pytest's own when it unconfigures, then walk at most a thousand tests' objects
+        instead of every report of the run (about a tenth of a 20,000-test run). Undone with the rest at cleanup."""
+        state = self.state
+        if state.gc_frozen:
+            state.tests_since_freeze += 1
+            if state.tests_since_freeze >= GC_FREEZE_EVERY:
+                state.tests_since_freeze = 0
+                gc.collect(1)
+                gc.freeze()
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         self.state.interrupted = True
@@ -933,9 +1007,6 @@ def _interrupted(session: pytest.Session, state: PluginState, exitstatus: int) -
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = _state(session.config)
     state.runner.close()
-    if state.gc_frozen:
-        gc.unfreeze()
-        state.gc_frozen = False
     if (not state.is_worker and state.results.collection_errors
             and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a dataset that could not be loaded fails the run

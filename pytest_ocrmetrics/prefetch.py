@@ -15,7 +15,8 @@ then only waits for its own document (:meth:`Prefetcher.result`), which is usual
   engine to stop (its ``cancel()`` method, when it has one) and returns at once; workers are daemon threads, so a
   request still on the wire never keeps the interpreter alive.
 
-Wrap the engine in :class:`~pytest_ocrmetrics.cache.CachingEngine` first: a cached page then costs no request.
+Wrap the engine in :class:`~pytest_ocrmetrics.cache.CachingEngine` first: a cached page then costs no request, and
+is not even queued: its test reads the cache entry in its own thread (no hand-over to a worker).
 
 Example::
 
@@ -115,8 +116,10 @@ class Prefetcher:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.batch_size = batch_size if batching else 1
         self._slots: dict[str, _Slot] = {}
+        self._in_process: set[str] = set()  # ids whose output the cache holds: read by their test, never queued
+        cached = self._cached(documents)
         for document in documents:
-            if document.error is None and document.id not in self._slots:
+            if document.error is None and document.id not in self._slots and document.id not in cached:
                 self._slots[document.id] = _Slot(document)
         self._pending: deque[str] = deque(self._slots)
         self._urgent: deque[str] = deque()
@@ -149,10 +152,13 @@ class Prefetcher:
         """
         added = 0
         with self._lock:
+            known = set(self._slots) | self._in_process
+        self._cached([document for document in documents if document.id not in known])
+        with self._lock:
             if self._closed:
                 return 0
             for document in documents:
-                if document.error is None and document.id not in self._slots:
+                if document.error is None and document.id not in self._slots and document.id not in self._in_process:
                     self._slots[document.id] = _Slot(document)
                     self._pending.append(document.id)
                     added += 1
@@ -168,6 +174,17 @@ class Prefetcher:
             self._threads.append(thread)
             thread.start()
         return added
+
+    def _cached(self, documents: Sequence[Document]) -> set[str]:
+        """The ids of ``documents`` whose output the engine's cache already holds (an engine wrapped in
+        :class:`~pytest_ocrmetrics.cache.CachingEngine` says so with ``has_cached``): they are left out of the
+        queue, and :meth:`result` reads each in its test's own thread, without handing it to a worker."""
+        has_cached = getattr(self.engine, "has_cached", None)
+        if not callable(has_cached):
+            return set()
+        cached = {document.id for document in documents if document.error is None and has_cached(document) is True}
+        self._in_process |= cached
+        return cached
 
     def close(self, cancel: bool = True) -> None:
         """Stop the pool.
@@ -212,8 +229,8 @@ class Prefetcher:
     def result(self, document: Document) -> OcrOutput:
         """The output for ``document``, waiting for it if needed; re-raises the document's exception.
 
-        A document the pool does not know (not among the collected ones) is recognised right here, in the caller's
-        thread. One that is still queued jumps to the front of the queue.
+        A document the pool does not know (not among the collected ones), or whose output the cache holds, is
+        recognised right here, in the caller's thread. One that is still queued jumps to the front of the queue.
         """
         slot = self._slots.get(document.id)
         if slot is None:

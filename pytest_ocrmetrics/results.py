@@ -5,9 +5,11 @@ sees those dicts, so results are the same with and without xdist. Aggregates are
 (engine, dataset, id), so the bootstrap intervals do not depend on the order tests finished in.
 
 Memory stays flat: each record is written, as one line of JSON, to a temporary spool file when it arrives; only a
-small index entry (its sort key, outcome and place in the file) stays in memory. The run's ``documents`` are a
-:class:`SpooledDocuments` sequence that reads them back one at a time, the summary is computed in one streaming pass
-over them, and :func:`~pytest_ocrmetrics.verdict.write_run` writes the run file document by document.
+small index entry (its sort key, outcome, place in the file, and the few numbers the summary needs: its metric values
+and their micro counts) stays in memory. The run's ``documents`` are a :class:`SpooledDocuments` sequence that reads
+them back one at a time; the summary is computed from the index entries without reading any record back, and
+:func:`~pytest_ocrmetrics.verdict.run_lines` writes the run file document by document, copying a document's spooled
+text rather than decoding and encoding it again.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterable, Iterator, Mapping, NamedTuple, Sequence, overload
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence, overload
 
 from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator, bootstrap_mean_intervals
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
@@ -29,6 +31,8 @@ __all__ = ["RunResults", "SpooledDocuments", "OUTCOMES", "RUN_SCHEMA_ID"]
 RUN_SCHEMA_ID = "pytest-ocrmetrics/1"
 OUTCOMES = ("passed", "failed", "error", "skipped", "filtered")
 _SEVERITY = {"skipped": 0, "filtered": 1, "passed": 2, "failed": 3, "error": 4}
+# one encoder for every spooled record (json.dumps with options builds a new one per call)
+_RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
 
 
 class _Entry(NamedTuple):
@@ -41,6 +45,11 @@ class _Entry(NamedTuple):
     outcome: str
     offset: int
     length: int
+    # its spooled text is the run file's text of a one-record document but for ``tests`` (a string node id, no NaN
+    # or infinity, no ``tests`` key of its own): SpooledDocuments.json_texts need not decode it
+    plain: bool = False
+    # what the summary reads of the record (see _summary_values), None when it must read the spooled record itself
+    summary: tuple[Any, ...] | None = None
 
 
 class _Spool:
@@ -49,27 +58,36 @@ class _Spool:
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
         self._end = 0
+        self._at_end = True  # no read moved the file position since the last append
 
     def append(self, text: str) -> tuple[int, int]:
         """Write one record's JSON text; returns where it lies."""
         data = text.encode("utf-8")
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="ocrmetrics-records-")
-        self._file.seek(self._end)
+        if not self._at_end:
+            self._file.seek(self._end)
+            self._at_end = True
         self._file.write(data)
         offset, self._end = self._end, self._end + len(data)
         return offset, len(data)
 
     def read(self, offset: int, length: int) -> dict[str, Any]:
+        return json.loads(self.read_text(offset, length))
+
+    def read_text(self, offset: int, length: int) -> str:
+        """One record's JSON text."""
         assert self._file is not None
+        self._at_end = False
         self._file.seek(offset)
-        return json.loads(self._file.read(length).decode("utf-8"))
+        return self._file.read(length).decode("utf-8")
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
             self._end = 0
+            self._at_end = True
 
 
 class SpooledDocuments(Sequence[dict[str, Any]]):
@@ -116,6 +134,92 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
     def _document(self, group: list[_Entry]) -> dict[str, Any]:
         return _merge([(self._spool.read(entry.offset, entry.length), entry.outcome) for entry in group])
 
+    def _summary_records(self) -> Iterator[dict[str, Any]]:
+        """For :meth:`RunResults.summary`: each document with just what the summary reads (engine, dataset, outcome,
+        cached, truncated, metrics and their micro counts), merged like :func:`_merge`, from the index entries (no
+        record is read back). Every entry must have its ``summary``."""
+        for group in self._groups:
+            first = group[0]
+            outcome, source = first.outcome, first
+            for entry in group[1:]:
+                if _SEVERITY[entry.outcome] > _SEVERITY[outcome]:
+                    outcome = entry.outcome
+                if not source.summary[2] and entry.summary[2]:  # type: ignore[index]
+                    source = entry
+            cached, truncated = first.summary[:2]  # type: ignore[index]
+            metrics, counts = _unpack_values(source.summary[2])  # type: ignore[index]
+            yield {"engine": first.engine, "dataset": first.dataset, "outcome": outcome, "cached": cached,
+                   "truncated": truncated, "metrics": metrics, "counts": counts}
+
+    def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
+        """Each document's JSON text, ``encode(document)`` for an ``encode`` with json's default separators and
+        ``ensure_ascii=False`` (the run file's, :func:`~pytest_ocrmetrics.verdict.run_lines`). A document of one
+        record (the usual case) is its spooled text with its ``tests`` appended, never decoded and encoded again;
+        a merged one, or one holding NaN or infinity (which ``encode`` may refuse), is read and encoded.
+        """
+        from pytest_ocrmetrics.reporting.safe_text import clean_text
+
+        for group in self._groups:
+            entry = group[0]
+            if len(group) == 1 and entry.plain:
+                text = self._spool.read_text(entry.offset, entry.length)
+                tests = _RECORD_ENCODER.encode([clean_text(entry.nodeid)[0]])  # the node id as cleaned in the text
+                yield f"{text[:-1]}, \"tests\": {tests}}}"
+            else:
+                yield encode(self._document(group))
+
+
+_PLAIN_NUMBER = (int, float)
+
+
+def _summary_values(rec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """``(cached, truncated, values)``: what :meth:`RunResults.summary` reads of a record, small enough to keep for
+    every document (the record itself is spooled): ``values`` holds ``(name, value)`` per metric, with the metric's
+    numerator and denominator for a micro-averaged metric. None for a record of unusual shape (a value that is not a
+    plain number, counts that are not objects, a name that is not plain text): the summary then reads the records.
+    """
+    metrics = rec.get("metrics") or {}
+    counts = rec.get("counts") or {}
+    if type(metrics) is not dict or type(counts) is not dict:
+        return None
+    values: list[tuple[Any, ...]] = []
+    for name, value in metrics.items():
+        if type(value) not in _PLAIN_NUMBER or type(name) is not str or not name.isascii():
+            return None
+        micro = _MICRO_COUNTS.get(name)
+        if micro is None:
+            spec = METRICS.get(name)
+            micro = _MICRO_COUNTS[name] = ((spec.numerator, spec.denominator)
+                                           if spec is not None and spec.aggregation == "micro" else ())
+        if micro and name in counts:
+            c = counts[name]
+            if type(c) is not dict:
+                return None
+            numerator, denominator = c.get(micro[0]), c.get(micro[1])
+            if (numerator is not None and type(numerator) not in _PLAIN_NUMBER) or (
+                    denominator is not None and type(denominator) not in _PLAIN_NUMBER):
+                return None
+            values.append((name, value, numerator, denominator))
+        else:
+            values.append((name, value))
+    return rec.get("cached"), rec.get("truncated"), tuple(values)
+
+
+# metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)
+_MICRO_COUNTS: dict[str, tuple[str, ...]] = {}
+
+
+def _unpack_values(values: tuple[tuple[Any, ...], ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``metrics`` and ``counts`` that :func:`add_to_accumulators` reads, from :func:`_summary_values`."""
+    metrics: dict[str, Any] = {}
+    counts: dict[str, Any] = {}
+    for item in values:
+        metrics[item[0]] = item[1]
+        if len(item) == 4:
+            numerator, denominator = _MICRO_COUNTS[item[0]]
+            counts[item[0]] = {numerator: item[2], denominator: item[3]}
+    return metrics, counts
+
 
 def _merge(records: list[tuple[dict[str, Any], str]]) -> dict[str, Any]:
     """One document from the records of every test that scored it (sorted by node id): the worst outcome, all node
@@ -155,6 +259,9 @@ class RunResults:
     collection_errors: list[dict[str, str]] = field(default_factory=list)  # datasets that could not be loaded
     replaced_characters: int = 0  # replaced with U+FFFD in the records (here and, before sending, on xdist workers)
     _spool: _Spool = field(default_factory=_Spool, repr=False, compare=False)
+    # whether some added record has tags / page-level facts: otherwise to_run skips those passes over the spool
+    _has_tags: bool = field(default=False, repr=False, compare=False)
+    _has_facts: bool = field(default=False, repr=False, compare=False)
 
     def add_collection_error(self, dataset: str, message: str) -> None:
         """A dataset that could not be loaded (malformed ground truth): listed in the run, once per dataset."""
@@ -177,9 +284,18 @@ class RunResults:
         rec.pop("filtered", None)
         if message is not None and rec["outcome"] in ("failed", "error", "skipped"):
             rec["message"] = message
-        offset, length = self._spool.append(self._clean_json(rec))
+        if rec.get("tags"):
+            self._has_tags = True
+        details = rec.get("details")
+        if details and (type(details) is not dict or details.get("facts") is not None):  # unusual: look later
+            self._has_facts = True
+        text = self._clean_json(rec)
+        nodeid = rec.get("nodeid")
+        plain = (isinstance(nodeid, str) and nodeid != "" and text.startswith("{") and "NaN" not in text
+                 and "Infinity" not in text and '"tests": ' not in text)
+        offset, length = self._spool.append(text)
         self.records.append(_Entry(str(rec["engine"]), str(rec["dataset"]), str(rec["id"]), str(rec.get("nodeid", "")),
-                                   rec["outcome"], offset, length))
+                                   rec["outcome"], offset, length, plain, _summary_values(rec)))
 
     def _clean_json(self, rec: dict[str, Any]) -> str:
         """The record's JSON text, its unencodable characters replaced and counted (one scan when there are none).
@@ -189,15 +305,12 @@ class RunResults:
         """
         from pytest_ocrmetrics.reporting.safe_text import _UNENCODABLE, clean_run
 
-        def encode(value: Any) -> str:
-            return json.dumps(value, ensure_ascii=False, default=str, check_circular=False)
-
-        text = encode(rec)
+        text = _RECORD_ENCODER.encode(rec)
         if text.isascii() or _UNENCODABLE.search(text) is None:
             return text
         cleaned, replaced = clean_run(rec)
         self.replaced_characters += replaced
-        return encode(cleaned)
+        return _RECORD_ENCODER.encode(cleaned)
 
     def documents(self) -> SpooledDocuments:
         """One record per engine × dataset × document, sorted, read back from the spool as they are iterated.
@@ -218,6 +331,7 @@ class RunResults:
         """Delete the spool file (the documents of a run built before can no longer be read)."""
         self._spool.close()
         self.records.clear()
+        self._has_tags = self._has_facts = False
 
     def summary(self, documents: Iterable[Mapping[str, Any]] | None = None, *,
                 resamples: int = 1000) -> list[dict[str, Any]]:
@@ -228,7 +342,12 @@ class RunResults:
         e.g. a merged run's); they are read once, and not held.
         """
         groups: dict[tuple[str, ...], _Group] = {}
-        for rec in self.documents() if documents is None else documents:
+        if documents is None:
+            documents = self.documents()
+        if isinstance(documents, SpooledDocuments) and documents._spool is self._spool and all(
+                entry.summary is not None for entry in self.records):
+            documents = documents._summary_records()  # what the summary reads of each, kept when it was added
+        for rec in documents:
             _group(groups, (rec["engine"], rec["dataset"])).add(rec)
         return [self._row(engine, dataset, group, resamples) for (engine, dataset), group in groups.items()]
 
@@ -301,10 +420,11 @@ class RunResults:
             "collection_errors": sorted(self.collection_errors, key=lambda error: error["dataset"]),
             "interrupted": bool(interrupted),
         }
-        by_tag = self.summary_by_tag(documents, resamples=resamples)
+        by_tag = self.summary_by_tag(documents, resamples=resamples) if self._has_tags else []
         if by_tag:
             run["summary_by_tag"] = by_tag
-        add_facts(run, documents, seed=self.seed, resamples=resamples)
+        if self._has_facts:  # no document has facts: nothing to add, and no pass over the documents
+            add_facts(run, documents, seed=self.seed, resamples=resamples)
         if self.replaced_characters:
             run["replaced_characters"] = self.replaced_characters
         return run

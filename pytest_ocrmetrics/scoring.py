@@ -8,6 +8,7 @@ all text metrics (:func:`pytest_ocrmetrics.metrics.text.score_text`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Mapping
 
 from pytest_ocrmetrics.documents import Document
@@ -207,18 +208,27 @@ def _score_task(task: Mapping[str, Any], output: OcrOutput, options: ScoringOpti
     return downstream_task(str(task.get("type")), predicted, task.get("reference")), source
 
 
+_DEFAULT_OPTIONS = ScoringOptions()
+
+
+@lru_cache(maxsize=64)
+def _wanted_metrics(extra_metrics: tuple[str, ...]) -> frozenset[str]:
+    """The default text metrics and the ``--ocr-metric`` extras (one set per run, not one per document)."""
+    return frozenset(DEFAULT_TEXT_METRICS) | frozenset(extra_metrics)
+
+
 def score_document(document: Document, output: OcrOutput, *, engine: str, options: ScoringOptions | None = None) -> DocumentScore:
     """Compute every metric that applies to ``document`` for ``output``."""
     from pytest_ocrmetrics.metrics.text import score_text
 
-    options = options or ScoringOptions()
+    options = options or _DEFAULT_OPTIONS
     profile = get_profile(options.normalize)
     metrics: dict[str, float] = {}
     counts: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
     confusions: tuple[tuple[str, str, int], ...] = ()
     reference = None
-    wanted = set(DEFAULT_TEXT_METRICS) | set(options.extra_metrics)
+    wanted = _wanted_metrics(tuple(options.extra_metrics))
 
     if document.reference_text is None:
         hypothesis = profile(output.text)
@@ -231,7 +241,7 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
                 metrics[name] = float(result.value)
                 counts[name] = dict(result.counts())
         # every confusion pair (corpus counts stay exact); a deleted or inserted character is "" on the other side
-        confusions = tuple((ref or "", hyp or "", n) for ref, hyp, n in text.confusion.cells)
+        confusions = tuple([(ref or "", hyp or "", n) for ref, hyp, n in text.confusion.cells])
         if "bow_f1" in wanted:
             from pytest_ocrmetrics.metrics.layout import bag_of_words
 

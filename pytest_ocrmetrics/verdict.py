@@ -102,14 +102,15 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
     for key in lists:
         yield ("" if first else ",\n") + f"{encode(key)}: ["
         first = False
-        rows = iter(run[key])
-        row = next(rows, None)
-        if row is None:
+        json_texts = getattr(run[key], "json_texts", None)  # spooled documents: most are written without decoding
+        texts = json_texts(encode) if callable(json_texts) else map(encode, run[key])
+        text = next(texts, None)
+        if text is None:
             yield "]"
             continue
-        yield "\n" + encode(row)
-        for row in rows:
-            yield ",\n" + encode(row)
+        yield "\n" + text
+        for text in texts:
+            yield ",\n" + text
         yield "\n]"
     yield "}\n"
 

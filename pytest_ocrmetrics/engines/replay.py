@@ -7,9 +7,11 @@ For a document with id ``sub/x.png`` the text is read from the first file that e
 1. ``DIR/sub/x.png.txt`` (the id plus ``.txt``),
 2. ``DIR/sub/x.txt`` (the image's stem plus ``.txt``, in the same sub-folder as the id).
 
-The text is UTF-8; Windows line ends become ``\\n`` and exactly one trailing newline is removed (as for sidecar
-ground truth). Next to the chosen ``.txt`` an optional ``.json`` with the same base name (``x.png.json`` or
-``x.json``) adds structured output. It is either
+Each folder of ``DIR`` is listed once, the first time a prediction is looked up in it (a listed ``.txt`` takes its
+``.json`` from the listing too); a prediction written after that is still found when no listed file matches the
+document. The text is UTF-8; Windows line ends become ``\\n``
+and exactly one trailing newline is removed (as for sidecar ground truth). Next to the chosen ``.txt`` an optional
+``.json`` with the same base name (``x.png.json`` or ``x.json``) adds structured output. It is either
 
 * ``{"fields": {...}}``, optionally with ``"confidence"`` (0..1) and ``"raw"`` (the untouched model output, a string),
   recognised by its ``"fields"`` key, or
@@ -25,10 +27,12 @@ document's test errors. Settings: ``replay.dir`` (instead of ``:DIR``).
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
 import os
+import posixpath
 import re
 import time
 from pathlib import Path, PurePosixPath
@@ -44,10 +48,18 @@ _STRUCTURED_KEYS = frozenset({"fields", "confidence", "raw"})
 
 
 def _read_prediction_text(path: Path) -> str:
+    """The file's UTF-8 text (a byte-order mark dropped), line ends read as ``Path.read_text`` reads them (``\r\n``
+    and ``\r`` become ``\n``), one trailing newline removed; decoded in one call, not through a text stream."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[3:]
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise EngineError(f"prediction {str(path)!r} is not valid UTF-8 (byte {exc.start})") from None
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return strip_trailing_newline(text)
 
 
@@ -72,6 +84,8 @@ class ReplayEngine:
             what = "is not a directory" if path.exists() else "does not exist"
             raise EngineOptionError(f"replay directory {str(path)!r} {what}; pass --ocr-engine=replay:DIR")
         self.directory = Path(os.path.abspath(path))
+        self._root = str(self.directory)
+        self._listings: dict[str, frozenset[str]] = {}
         self._fingerprint: str | None = None
 
     def candidates(self, document: Document) -> list[Path]:
@@ -130,13 +144,20 @@ class ReplayEngine:
         start = time.perf_counter()
         if document.page is not None:
             return self._recognize_repeats(document, start)
-        tried = self.candidates(document)
-        found = next((path for path in tried if path.is_file()), None)
+        found, json_listed = self._listed_prediction(document.id)
+        if found is not None:
+            try:
+                text = _read_prediction_text(found)
+            except FileNotFoundError:  # removed since the folder was listed
+                found = None
         if found is None:
-            listed = ", ".join(str(p) for p in tried)
-            raise EngineError(f"no prediction for document {document.id!r}: tried {listed}")
-        text = _read_prediction_text(found)
-        extra = self._structured(found.with_suffix(".json"))
+            tried = self.candidates(document)
+            found = next((path for path in tried if path.is_file()), None)
+            if found is None:
+                listed = ", ".join(str(p) for p in tried)
+                raise EngineError(f"no prediction for document {document.id!r}: tried {listed}")
+            text, json_listed = _read_prediction_text(found), True
+        extra = self._structured(found.with_suffix(".json")) if json_listed else {}
         return OcrOutput(
             text=text,
             engine=self.name,
@@ -146,6 +167,41 @@ class ReplayEngine:
             elapsed_s=time.perf_counter() - start,
             metadata={"prediction": str(found)},
         )
+
+    def _listed_prediction(self, doc_id: str) -> tuple[Path | None, bool]:
+        """The first of :meth:`candidates` found in its folder's listing (each folder is listed once, the first time a
+        prediction is looked up in it: a set lookup instead of a ``stat`` per candidate), and whether the listing has
+        its ``.json``; ``(None, False)`` when no candidate is listed (or the id is not a plain relative path): then
+        :meth:`recognize` looks on disk, which also finds files written after the listing."""
+        if (not doc_id or doc_id.startswith("/") or posixpath.normpath(doc_id) != doc_id or doc_id == ".."
+                or doc_id.startswith("../")):
+            return None, False
+        folder, name = posixpath.split(doc_id)
+        dot = name.rfind(".")
+        stem = name[:dot] if 0 < dot < len(name) - 1 else name  # PurePosixPath's stem: no suffix, no change
+        names = [(folder, f"{name}.txt")]
+        if stem != name:
+            names.append((folder, f"{stem}.txt"))
+        if folder:
+            names.append(("", f"{stem}.txt"))
+        for where, candidate in names:
+            listing = self._listing(where)
+            if candidate in listing:
+                path = Path(os.path.join(self._root, where, candidate))
+                return path, f"{candidate[:-4]}.json" in listing
+        return None, False
+
+    def _listing(self, folder: str) -> frozenset[str]:
+        """The names of the files in ``DIR/folder`` (empty when it cannot be listed), read once."""
+        listing = self._listings.get(folder)
+        if listing is None:
+            try:
+                with os.scandir(os.path.join(self._root, folder)) as entries:
+                    listing = frozenset(entry.name for entry in entries if entry.is_file())
+            except OSError:
+                listing = frozenset()
+            self._listings[folder] = listing
+        return listing
 
     @staticmethod
     def _structured(path: Path) -> dict[str, Any]:

@@ -191,7 +191,13 @@ def _numpy_resample_means(populations: Sequence[Sequence[float]], seed: int,
     done = 0
     while done < resamples:
         rows = min(per_chunk, resamples - done)
-        indices = numpy.floor(generator.random_sample((rows, n)) * float(n)).astype(numpy.intp)
+        indices = (generator.random_sample((rows, n)) * float(n)).astype(numpy.intp)  # >= 0: truncation is floor
+        if rows >= 8:  # one resample per column: reducing over axis 0 adds row after row, as sum() does, no cumsum
+            by_column = indices.T.copy()
+            for values, array_ in zip(means, arrays):
+                values.extend(((numpy.add.reduce(array_[by_column], axis=0) + 0.0) / n).tolist())
+            done += rows
+            continue
         for values, array_ in zip(means, arrays):
             sums = numpy.cumsum(array_[indices], axis=1)[:, -1] + 0.0  # + 0.0: sum() never returns -0.0
             values.extend((sums / n).tolist())

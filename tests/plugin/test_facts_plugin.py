@@ -214,3 +214,17 @@ def test_junit_and_markdown_carry_the_facts(pytester: pytest.Pytester, plugin_ar
     assert "### Page-level facts" in markdown and "| replay / invoices |" in markdown
     assert "`p1-no-header` (absent) on p1.png" in markdown
     assert "**1 fact(s) passed in the baseline and fail now**:" in markdown
+
+
+def test_fact_items_with_a_test_function_say_they_do_not_apply(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path, DOCS, GOOD)
+    pytester.makepyfile(test_pages="""
+        import pytest
+        pytestmark = pytest.mark.ocr_dataset("invoices")
+
+        def test_page(ocr_score):
+            pass
+        """)
+    result = pytester.runpytest("--ocr-engine=replay:preds", "--ocr-fact-items", "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*OcrFactItemsWarning: --ocr-fact-items: test_pages.py::test_page is a test function*"])

@@ -1,0 +1,444 @@
+"""The plugin's cheap paths (issue 12, overhead): the same results with less work per document.
+
+Each test counts the work a path is meant to skip (images checked once, a replay folder listed once, no pass over
+the spooled documents for tags or facts nobody has, the garbage collector's freeze kept through pytest's own closing
+collections), or checks that a faster path gives exactly what the general one gives.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ocrmetrics.datasets import base, load_dataset
+from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.engines.base import EngineError
+from pytest_ocrmetrics.engines.replay import ReplayEngine
+from pytest_ocrmetrics.results import RunResults
+from tests.plugin.conftest import PNG_1X1, make_dataset
+
+
+def _document(doc_id: str) -> Document:
+    return Document(id=doc_id, dataset="d", image_path=None, reference_text="x")
+
+
+# -- images ----------------------------------------------------------------------------------------------------------
+def test_each_image_is_checked_once_and_only_problems_take_the_general_check(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = {f"doc_{i}.png": {"full_text": "x"} for i in range(4)}
+    data = make_dataset(tmp_path, docs, {})
+    (data / "images" / "doc_3.png").unlink()
+    (data / "images" / "doc_2.png").write_text("not an image", encoding="utf-8")
+    calls: list[str] = []
+    general = base.image_error
+
+    def counting(image_path: Path, root: Path | None = None, **kwargs: Any) -> str | None:
+        calls.append(Path(image_path).name)
+        return general(image_path, root, **kwargs)
+
+    monkeypatch.setattr(base, "image_error", counting)
+    dataset = load_dataset(data)
+    errors = {document.id: document.error for document in dataset.documents}
+    assert sorted(calls) == ["doc_2.png", "doc_3.png"]  # the good images never reach the general check
+    assert errors["doc_0.png"] is None and errors["doc_1.png"] is None
+    assert "is not an image" in errors["doc_2.png"] and "does not exist" in errors["doc_3.png"]
+
+
+def test_a_link_inside_the_dataset_folder_is_still_judged_by_the_general_check(tmp_path: Path) -> None:
+    data = make_dataset(tmp_path, {"a.png": {"full_text": "x"}, "b.png": {"full_text": "y"}}, {})
+    outside = tmp_path / "outside.png"
+    outside.write_bytes(PNG_1X1)
+    (data / "images" / "b.png").unlink()
+    try:
+        (data / "images" / "b.png").symlink_to(outside)
+    except OSError:
+        pytest.skip("symbolic links are not available here")
+    errors = {document.id: document.error for document in load_dataset(data).documents}
+    assert errors["a.png"] is None
+    assert "symbolic link" in str(errors["b.png"]) and "outside the dataset folder" in str(errors["b.png"])
+
+
+# -- replay ----------------------------------------------------------------------------------------------------------
+def test_a_replay_folder_is_listed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    for i in range(5):
+        (preds / f"doc_{i}.txt").write_text(f"text {i}\n", encoding="utf-8")
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def counting(path: Any = ".") -> Any:
+        listed.append(str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    engine = ReplayEngine(preds)
+    texts = [engine.recognize(_document(f"doc_{i}.png")).text for i in range(5)]
+    assert texts == [f"text {i}" for i in range(5)]
+    assert len(listed) == 1
+
+
+def test_replay_keeps_its_order_and_finds_files_written_after_the_listing(tmp_path: Path) -> None:
+    preds = tmp_path / "preds"
+    (preds / "sub").mkdir(parents=True)
+    (preds / "a.txt").write_text("stem", encoding="utf-8")
+    (preds / "a.png.txt").write_text("id", encoding="utf-8")  # the id plus .txt comes first
+    (preds / "a.png.json").write_text(json.dumps({"total": "1"}), encoding="utf-8")
+    (preds / "flat.txt").write_text("flat", encoding="utf-8")  # sub/flat.png falls back to the flat stem
+    engine = ReplayEngine(preds)
+    first = engine.recognize(_document("a.png"))
+    assert (first.text, first.fields) == ("id", {"total": "1"})
+    assert first.metadata["prediction"] == str(preds / "a.png.txt")
+    assert engine.recognize(_document("sub/flat.png")).text == "flat"
+    (preds / "late.txt").write_text("late", encoding="utf-8")  # after the folder was listed
+    assert engine.recognize(_document("late.png")).text == "late"
+    (preds / "a.png.txt").unlink()  # removed after the listing: the next candidate on disk
+    assert engine.recognize(_document("a.png")).text == "stem"
+    with pytest.raises(EngineError, match="no prediction for document 'gone.png'"):
+        engine.recognize(_document("gone.png"))
+
+
+@pytest.mark.parametrize("raw", [b"a\r\nb\n", b"a\rb\r\n", b"\xef\xbb\xbfbom\n\n", b"",
+                                 "caf\u00e9 \U0001f600\r".encode()])
+def test_replay_reads_text_like_path_read_text(tmp_path: Path, raw: bytes) -> None:
+    from pytest_ocrmetrics.datasets.sidecar import strip_trailing_newline
+
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    (preds / "d.txt").write_bytes(raw)
+    expected = strip_trailing_newline((preds / "d.txt").read_text(encoding="utf-8-sig"))
+    assert ReplayEngine(preds).recognize(_document("d.png")).text == expected
+
+
+def test_replay_names_the_file_that_is_not_utf8(tmp_path: Path) -> None:
+    preds = tmp_path / "preds"
+    preds.mkdir()
+    (preds / "d.txt").write_bytes(b"ok \xff")
+    with pytest.raises(EngineError, match=r"d\.txt' is not valid UTF-8 \(byte 3\)"):
+        ReplayEngine(preds).recognize(_document("d.png"))
+
+
+# -- results ---------------------------------------------------------------------------------------------------------
+def _record(doc_id: str, **extra: Any) -> dict[str, Any]:
+    return {"id": doc_id, "dataset": "d", "engine": "e", "nodeid": f"t::{doc_id}", "metrics": {"cer": 0.25},
+            "counts": {"cer": {"errors": 1, "reference_length": 4}}, **extra}
+
+
+def _count_reads(results: RunResults, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    reads: list[int] = []
+    read = results._spool.read
+
+    def counting(offset: int, length: int) -> dict[str, Any]:
+        reads.append(offset)
+        return read(offset, length)
+
+    monkeypatch.setattr(results._spool, "read", counting)
+    return reads
+
+
+def test_a_run_without_tags_or_facts_reads_no_record_back_for_its_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    results = RunResults()
+    for i in range(5):
+        results.add(_record(f"doc_{i}"), "passed")
+    reads = _count_reads(results, monkeypatch)
+    run = results.to_run(plugin_version="0", pytest_version="0", resamples=10)
+    assert reads == []  # the summary reads the index; no pass for tag rows or facts nobody has
+    assert "summary_by_tag" not in run and "facts" not in run and "facts_summary" not in run
+
+
+def _summary_case(results: RunResults) -> None:
+    results.add(_record("a"), "passed")
+    results.add({**_record("b"), "metrics": {"cer": 0.5, "wer": 1, "field_f1": 0.75}, "cached": True,
+                 "counts": {"cer": {"errors": 2, "reference_length": 4.0},
+                            "wer": {"errors": 1, "reference_length": 1}}},
+                "failed", "x")
+    results.add({**_record("c"), "metrics": {}, "counts": {}}, "error", "engine error")  # no metrics yet
+    results.add({**_record("c"), "nodeid": "t::c-2", "truncated": True}, "passed")  # the second test's metrics
+    results.add({**_record("d"), "engine": "other"}, "skipped", "no")
+    results.add({**_record("e"), "metrics": {"exact_match": 1.0, "cer": 0.0}}, "passed")
+
+
+def test_the_summary_from_the_index_equals_the_summary_of_the_documents(monkeypatch: pytest.MonkeyPatch) -> None:
+    results = RunResults()
+    _summary_case(results)
+    reads = _count_reads(results, monkeypatch)
+    fast = results.summary(resamples=50)
+    assert reads == []
+    assert fast == results.summary(list(results.documents()), resamples=50)
+    assert [row["engine"] for row in fast] == ["e", "other"] and fast[0]["cache_hits"] == 1
+
+
+def test_a_record_of_unusual_shape_sends_the_summary_back_to_the_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    results = RunResults()
+    _summary_case(results)
+    results.add({**_record("f"), "metrics": {"cer": "0.5"}}, "passed")  # not a number: the accumulator refuses it
+    reads = _count_reads(results, monkeypatch)
+    with pytest.raises(TypeError, match="value must be a number"):
+        results.summary(resamples=5)
+    assert reads  # read back, as before: the same error
+
+
+def test_tags_and_facts_still_get_their_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    results = RunResults()
+    results.add(_record("a", tags=["receipt"]), "passed")
+    results.add(_record("b", details={"facts": [{"id": "f1", "type": "present", "passed": True}]}), "passed")
+    run = results.to_run(plugin_version="0", pytest_version="0", resamples=10)
+    assert [row["tag"] for row in run["summary_by_tag"]] == ["receipt"]
+    assert [fact["id"] for fact in run["facts"]] == ["f1"] and run["facts_summary"]
+
+
+def test_records_added_after_the_documents_were_read_land_in_the_right_place() -> None:
+    results = RunResults()
+    results.add(_record("a"), "passed")
+    assert [d["id"] for d in results.documents()] == ["a"]  # a read moves the spool file's position
+    results.add(_record("b", reference="\u00e9" * 50), "failed", "too many errors")
+    assert [(d["id"], d["outcome"]) for d in results.documents()] == [("a", "passed"), ("b", "failed")]
+    assert results.documents()[1]["reference"] == "\u00e9" * 50
+
+
+# -- bootstrap -------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("chunk_rows", [8, 9, 40])
+def test_numpy_bootstrap_by_column_equals_the_loop(chunk_rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of 8 or more resamples are summed over the first axis, several chunks, the last one shorter: the
+    same numbers as the pure-Python loop."""
+    pytest.importorskip("numpy")
+    import pytest_ocrmetrics.metrics.aggregate as aggregate
+
+    rng = random.Random(chunk_rows)
+    columns = {"cer": [rng.random() ** 3 for _ in range(60)], "wer": [rng.choice([0.0, 1.0, -0.0]) for _ in range(60)]}
+    monkeypatch.setattr(aggregate, "_NUMPY_MIN_DRAWS", 0)
+    monkeypatch.setattr(aggregate, "_NUMPY_CHUNK", 60 * chunk_rows)
+    fast = aggregate.bootstrap_mean_intervals(columns, seed=11, resamples=101)
+    monkeypatch.setattr(aggregate, "_numpy_resample_means", lambda *args: None)
+    aggregate._resample_indices_cached.cache_clear()
+    assert aggregate.bootstrap_mean_intervals(columns, seed=11, resamples=101) == fast
+
+
+# -- garbage collector -----------------------------------------------------------------------------------------------
+def test_the_collected_items_stay_frozen_through_pytests_closing_collections(pytester: pytest.Pytester,
+                                                                            dataset: Path) -> None:
+    """pytest collects garbage when it unconfigures (unraisable exceptions); the items frozen after collection are
+    unfrozen after that, when pytest cleans up, so those passes do not walk them again."""
+    seen: list[int] = []
+
+    class Watch:
+        @pytest.hookimpl(trylast=True)
+        def pytest_unconfigure(self, config: pytest.Config) -> None:
+            seen.append(gc.get_freeze_count())
+
+    pytester.inline_run("--ocr-dataset=invoices", "--ocr-engine=replay:preds", plugins=[Watch()])
+    assert seen and seen[0] > 0
+    assert gc.get_freeze_count() == 0
+
+
+def _run_file_texts(results: RunResults) -> tuple[str, str]:
+    """The run file's text from the spooled documents, and from the same documents as a plain list."""
+    from pytest_ocrmetrics.verdict import run_lines
+
+    documents = results.documents()
+    return "".join(run_lines({"documents": documents})), "".join(run_lines({"documents": list(documents)}))
+
+
+def test_spooled_documents_write_the_same_run_file_text() -> None:
+    results = RunResults()
+    results.add(_record("plain"), "passed")
+    results.add(_record("unicode", reference="caf\u00e9 \u4eac \U0001f600 \"quoted\" \\ tests\": x",
+                        nodeid="t::caf\u00e9[\u4eac]"), "failed", "cer 0.25 > 0.1")
+    results.add(_record("surrogate", hypothesis="bad \ud800 text", nodeid="t::x\udcff"), "passed")
+    results.add({**_record("nested"), "details": {"tests": [1, 2], "facts": []}, "confusions": [["a", "", 2]]},
+                "passed")
+    results.add(_record("twice"), "passed")  # two tests score this document: merged
+    results.add({**_record("twice"), "nodeid": "t::twice-again", "metrics": {}}, "failed", "no")
+    results.add({**_record("no-node"), "nodeid": None}, "skipped", "skip")
+    results.add({k: v for k, v in _record("missing-node").items() if k != "nodeid"}, "passed")
+    results.add(_record("path", image=Path("images/p.png")), "passed")  # written as its text
+    spooled, listed = _run_file_texts(results)
+    assert spooled == listed
+    documents = json.loads(spooled)["documents"]
+    tests = {d["id"]: d["tests"] for d in documents}
+    assert tests["surrogate"] == ["t::x\ufffd"] and tests["twice"] == ["t::twice", "t::twice-again"]
+    assert tests["no-node"] == []
+
+
+def test_a_document_with_nan_is_still_refused_in_the_run_file() -> None:
+    results = RunResults()
+    results.add(_record("ok"), "passed")
+    results.add({**_record("nan"), "metrics": {"cer": float("nan")}}, "passed")
+    with pytest.raises(ValueError, match="Out of range float"):
+        _run_file_texts(results)
+
+
+# -- cache hits: read in the test's own thread, never queued ---------------------------------------------------------
+class _Engine:
+    name = "fake"
+    concurrent = True
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def identity(self) -> dict[str, Any]:
+        return {"engine": "fake"}
+
+    def recognize(self, document: Document) -> Any:
+        import threading
+
+        from pytest_ocrmetrics.engines.base import OcrOutput
+
+        self.calls.append((document.id, threading.current_thread().name))
+        return OcrOutput(text=f"text {document.id}", engine=self.name)
+
+    def close(self) -> None:
+        return None
+
+
+def _image_documents(tmp_path: Path, n: int) -> list[Document]:
+    documents = []
+    for i in range(n):
+        image = tmp_path / f"p{i}.png"
+        image.write_bytes(PNG_1X1 + bytes([i]))
+        documents.append(Document(id=f"p{i}.png", dataset="d", image_path=image, reference_text="x"))
+    return documents
+
+
+def test_cached_documents_are_read_in_the_tests_thread_and_never_queued(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    import pytest_ocrmetrics.cache as cache_module
+    from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+    from pytest_ocrmetrics.prefetch import Prefetcher
+
+    documents = _image_documents(tmp_path, 5)
+    cache = OutputCache(tmp_path / "cache")
+    warm = CachingEngine(_Engine(), cache)
+    for document in documents[:3]:
+        warm.recognize(document)  # three pages recognised in an earlier run
+    engine = CachingEngine(_Engine(), cache)
+    reads: list[str] = []
+    read_image = cache_module.with_image_bytes
+
+    def counting(document: Document) -> Document:
+        reads.append(threading.current_thread().name)
+        return read_image(document)
+
+    prefetcher = Prefetcher(engine, documents, concurrency=4)
+    assert prefetcher.stats().total == 2  # only the two misses are handed to the pool
+    monkeypatch.setattr(cache_module, "with_image_bytes", counting)
+    prefetcher.start()
+    outputs = [prefetcher.result(document) for document in documents]
+    prefetcher.close(cancel=False)
+    assert [output.cached for output in outputs] == [True, True, True, False, False]
+    assert sorted(doc_id for doc_id, _ in engine.engine.calls) == ["p3.png", "p4.png"]
+    assert all(thread.startswith("ocr-prefetch") for _, thread in engine.engine.calls)
+    assert all(thread.startswith("ocr-prefetch") for thread in reads)  # hits: no second read of their image
+    assert (cache.hits, cache.misses) == (3, 3 + 2)  # the earlier run's three misses, then the two
+
+
+def test_a_cached_image_changed_after_the_check_is_recognised_again(tmp_path: Path) -> None:
+    from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+
+    documents = _image_documents(tmp_path, 1)
+    cache = OutputCache(tmp_path / "cache")
+    engine = CachingEngine(_Engine(), cache)
+    engine.recognize(documents[0])
+    assert engine.has_cached(documents[0]) is True
+    assert documents[0].image_path is not None
+    documents[0].image_path.write_bytes(PNG_1X1 + b"another page")  # changed since has_cached() looked
+    output = engine.recognize(documents[0])
+    assert not output.cached and len(engine.engine.calls) == 2
+    (tmp_path / "never.png").write_bytes(PNG_1X1 + b"never recognised")
+    never = Document(id="never.png", dataset="d", image_path=tmp_path / "never.png")
+    assert engine.has_cached(never) is False
+    assert engine.has_cached(Document(id="gone.png", dataset="d", image_path=tmp_path / "gone.png")) is False
+    engine.recognize(documents[0])  # the changed page, cached now
+    assert engine.has_cached(documents[0]) is True
+    page = Document(id="p0_pg1", dataset="d", image_path=documents[0].image_path, page=1)
+    assert engine.has_cached(page) is False  # a PDF page is rendered by the pool, not at the start of the session
+    assert OutputCache(tmp_path / "cache", refresh=True).contains(cache.key(documents[0], engine.engine)) is False
+
+
+THREAD_LOG = """
+import threading
+from pathlib import Path
+
+_start = threading.Thread.start
+
+def _logging_start(self):
+    with open(Path(__file__).parent / "threads.txt", "a") as log:
+        log.write(self.name + "\\n")
+    return _start(self)
+
+threading.Thread.start = _logging_start
+"""
+
+
+def test_a_warm_cache_run_starts_no_prefetch_worker(pytester: pytest.Pytester) -> None:
+    from tests.plugin.test_cache_and_concurrency import COUNTING_ENGINE
+
+    make_dataset(pytester.path)
+    pytester.makeconftest(COUNTING_ENGINE + THREAD_LOG)
+    log = pytester.path / "threads.txt"
+    pytester.runpytest_subprocess("--ocr-dataset=invoices", "--ocr-engine=counting").assert_outcomes(passed=3)
+    assert "ocr-prefetch-0" in log.read_text()  # a cold cache: the pool recognises ahead of the tests
+    log.unlink()
+    result = pytester.runpytest_subprocess("--ocr-dataset=invoices", "--ocr-engine=counting", "--junitxml=out.xml")
+    result.assert_outcomes(passed=3)
+    assert "ocr-prefetch" not in (log.read_text() if log.exists() else "")
+    assert (pytester.path / "out.xml").read_text().count('name="ocr.cached" value="true"') == 3
+
+
+def test_nothing_is_left_frozen_at_exit(pytester: pytest.Pytester, dataset: Path) -> None:
+    """The plugin freezes the collected items and what tests leave behind while the run goes, and unfreezes all of
+    it when pytest is done: at interpreter exit the user's objects are collected (and finalized) as without it."""
+    pytester.makeconftest(
+        """
+        import atexit, gc
+        from pathlib import Path
+
+        here = Path(__file__).parent
+        atexit.register(lambda: (here / "frozen.txt").write_text(str(gc.get_freeze_count())))
+        """
+    )
+    pytester.runpytest_subprocess("--ocr-dataset=invoices", "--ocr-engine=replay:preds").assert_outcomes(passed=3)
+    assert int((pytester.path / "frozen.txt").read_text()) == 0
+
+
+def test_what_tests_leave_is_frozen_as_the_run_goes_and_their_garbage_cycles_are_freed(
+        pytester: pytest.Pytester, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every GC_FREEZE_EVERY tests the survivors are frozen too (pytest's closing collections then walk few
+    objects); the cyclic garbage the tests left is collected first, not kept frozen until the end."""
+    import pytest_ocrmetrics.plugin as plugin
+
+    monkeypatch.setattr(plugin, "GC_FREEZE_EVERY", 2)
+    pytester.makepyfile(
+        """
+        import gc
+        import weakref
+
+        import pytest
+
+        pytestmark = pytest.mark.ocr_dataset("invoices")
+        FROZEN, CYCLES = [], []
+
+        class Cycle:
+            pass
+
+        def test_doc(ocr_output):
+            FROZEN.append(gc.get_freeze_count())
+            garbage = Cycle()
+            garbage.me = garbage  # unreachable after the test: only the collector frees it
+            CYCLES.append(weakref.ref(garbage))
+
+        def test_after():
+            assert FROZEN[2] > FROZEN[0]  # frozen again after the second test
+            assert CYCLES[0]() is None and CYCLES[1]() is None  # collected before that freeze, not kept
+        """
+    )
+    pytester.runpytest_inprocess("--ocr-engine=replay:preds", "-p", "no:randomly").assert_outcomes(passed=4)
+    assert gc.get_freeze_count() == 0
