@@ -364,7 +364,8 @@ class OcrDatasetCollector(pytest.Collector):
                 for case in _cases(state, [dataset]):
                     items.append(OcrDocumentItem.from_parent(self, name=case.id, case=case))
                     if state.settings.fact_items:
-                        items += [OcrFactItem.from_parent(self, name=f"{case.id}[{fact.id}]", case=case, fact=fact)
+                        items += [OcrFactItem.from_parent(self, name=f"{case.id}[{printable_id(fact.id)}]", case=case,
+                                                  fact=fact)
                                   for fact in case.document.facts]
             return items
         # a CollectError is shown as its message alone (a plain string, so xdist shows it once, not once per worker)

@@ -228,3 +228,23 @@ def test_fact_items_with_a_test_function_say_they_do_not_apply(pytester: pytest.
     result = pytester.runpytest("--ocr-engine=replay:preds", "--ocr-fact-items", "-p", "no:randomly")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*OcrFactItemsWarning: --ocr-fact-items: test_pages.py::test_page is a test function*"])
+
+
+def test_hostile_fact_ids_make_printable_items_and_valid_reports(pytester: pytest.Pytester,
+                                                                 plugin_args: list[str]) -> None:
+    import xml.etree.ElementTree as ET
+
+    hostile = "t\ud800\x1b[31m::\u202eid\n2"
+    docs = {"p1.png": {"full_text": "Total 5", "facts": [{"id": hostile, "type": "absent", "text": "Total 5"}]}}
+    make_dataset(pytester.path, {"p1.png": {"full_text": "Total 5"}}, {"p1": "Total 5"})
+    # the lone surrogate as a JSON escape (as a ground truth written by another tool may hold it)
+    (pytester.path / "invoices" / "ground_truth.json").write_text(json.dumps(docs), encoding="utf-8")
+    result = _run(pytester, "--ocr-fact-items", "--ocr-json=run.json", "--junitxml=out.xml", "-rf", *plugin_args)
+    result.assert_outcomes(passed=1, failed=1)
+    output = result.stdout.str()
+    assert "\x1b[31m" not in output and "\u202e" not in output
+    assert "p1.png[t\\ud800\\x1b[31m::\\u202eid\\n2]" in output  # the item's name, every character visible
+    run = _run_file(pytester.path / "run.json")
+    assert len(run["facts"]) == 1 and run["facts"][0]["passed"] is False
+    cases = ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
+    assert sum(1 for case in cases if case.find("failure") is not None) == 1
