@@ -107,11 +107,13 @@ def render_markdown(
 
     # engine x dataset table
     aggregates = {(a.engine, a.dataset, a.metric): a for a in comparison.aggregates} if comparison else {}
-    header = ["Engine", "Dataset", "Docs", "Passed", "Failed"] + [_title(m) for m in metrics]
+    header = ["Engine", "Dataset", "Docs", "Evaluated", "Passed", "Failed"] + [_title(m) for m in metrics]
     rows = []
     for row in summary:
         engine, dataset = str(row.get("engine")), str(row.get("dataset"))
-        cells = [md_escape(engine), md_escape(dataset), str(row.get("documents", "")), str(row.get("passed", "")),
+        evaluated = row.get("evaluated", int(row.get("passed") or 0) + int(row.get("failed") or 0))
+        cells = [md_escape(engine), md_escape(dataset), str(row.get("documents", "")), str(evaluated),
+                 str(row.get("passed", "")),
                  str(row.get("failed", "") if not row.get("errors") else f"{row.get('failed', 0)} (+{row['errors']} errors)")]
         for metric in metrics:
             stats = (row.get("metrics") or {}).get(metric)
@@ -124,7 +126,7 @@ def render_markdown(
             cells.append(value)
         rows.append(cells)
     if rows:
-        lines += _table(header, rows, ["l", "l", "r", "r", "r"] + ["r"] * len(metrics))
+        lines += _table(header, rows, ["l", "l", "r", "r", "r", "r"] + ["r"] * len(metrics))
         note = "Micro (corpus) values"
         if comparison is not None:
             note += "; in brackets the change against the baseline over the documents in both runs (bold: regression)"
@@ -132,6 +134,7 @@ def render_markdown(
     else:
         lines.append("No engine x dataset was scored in this run.")
 
+    lines += _tag_lines(run, metrics)
     lines += _facts_lines(run)
     if results:
         lines += ["", "### Gates", ""]
@@ -168,6 +171,25 @@ def render_markdown(
         lines += _table(["#", "Document", "Engine / dataset", "Outcome", *[_title(m) for m in doc_metrics]], doc_rows,
                         ["r", "l", "l", "l"] + ["r"] * len(doc_metrics))
     return "\n".join(lines) + "\n"
+
+
+def _tag_lines(run: Mapping[str, Any], metrics: Sequence[str]) -> list[str]:
+    """The summary's rows per document tag (``summary_by_tag``), folded: tag, engine / dataset, counts, metrics."""
+    rows = [row for row in run.get("summary_by_tag") or () if isinstance(row, Mapping)]
+    if not rows:
+        return []
+    table = [[md_escape(row.get("tag")), md_escape(f"{row.get('engine')} / {row.get('dataset')}"),
+              str(row.get("documents", "")), str(row.get("evaluated", "")), str(row.get("passed", "")),
+              str(row.get("failed", "")),
+              *[format_value(m, ((row.get("metrics") or {}).get(m) or {}).get("micro")) for m in metrics]]
+             for row in rows[:MAX_LISTED * 5]]
+    lines = ["", f"<details><summary>Per document tag ({len(rows)} row{'s' if len(rows) != 1 else ''}; a document "
+                 f"with several tags counts in each)</summary>", ""]
+    lines += _table(["Tag", "Engine / dataset", "Docs", "Evaluated", "Passed", "Failed", *[_title(m) for m in metrics]],
+                    table, ["l", "l", "r", "r", "r", "r"] + ["r"] * len(metrics))
+    if len(rows) > MAX_LISTED * 5:
+        lines.append(f"\n… and {len(rows) - MAX_LISTED * 5} more rows (see the JSON run file's summary_by_tag)")
+    return lines + ["", "</details>"]
 
 
 def _facts_lines(run: Mapping[str, Any]) -> list[str]:

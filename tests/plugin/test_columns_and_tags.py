@@ -93,8 +93,12 @@ def test_evaluated_counts_passed_and_failed(pytester: pytest.Pytester, plugin_ar
 
 def test_tag_rows_in_run_file_terminal_and_html(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     result = _run(pytester, "--ocr-json=run.json", "--ocr-html=report.html", "--ocr-summary=full",
-                  "--ocr-columns=exact_match,cer", *plugin_args)
+                  "--ocr-columns=exact_match,cer", "--ocr-markdown=summary.md", *plugin_args)
     assert result.ret == 0, result.stdout.str()
+    markdown = (pytester.path / "summary.md").read_text(encoding="utf-8")
+    assert "| Engine | Dataset | Docs | Evaluated | Passed | Failed |" in markdown
+    assert "<details><summary>Per document tag (2 rows; a document with several tags counts in each)</summary>" in markdown
+    assert "| printed | replay / invoices | 2 | 2 | 2 | 0 |" in markdown
     run = validate_run(json.loads((pytester.path / "run.json").read_text(encoding="utf-8")))
     rows = {row["tag"]: row for row in run["summary_by_tag"]}
     assert list(rows) == ["invoice", "printed"]

@@ -42,8 +42,8 @@ def test_markdown_plain_run() -> None:
     # a failed pytest run says so even without gates or a baseline
     assert lines[:3] == ["## ❌ OCR metrics: failed", "", "**FAILED**: 1 failed and 1 errored of 3 documents"]
     assert "3 documents · 2 engines · 1 datasets · normalization nfc (grapheme, whitespace words)" in lines
-    assert "| Engine | Dataset | Docs | Passed | Failed | CER ↓ | Field F1 ↑ |" in lines
-    assert "| tesseract | receipts | 2 | 1 | 0 (+1 errors) | 7.14% | 50.00% |" in lines
+    assert "| Engine | Dataset | Docs | Evaluated | Passed | Failed | CER ↓ | Field F1 ↑ |" in lines
+    assert "| tesseract | receipts | 2 | 1 | 1 | 0 (+1 errors) | 7.14% | 50.00% |" in lines
     assert "### Worst documents (3 of 3)" in lines
     assert lines[lines.index("### Worst documents (3 of 3)") + 4].startswith("| 1 | b.png | trocr / receipts | failed | 20.00%")
     # every table row has the same number of cells as its header
@@ -71,7 +71,7 @@ def test_markdown_gates_and_baseline() -> None:
     assert "<details><summary>1 new document(s), not in the baseline</summary>" in lines
     assert "- receipts/d0 (tesseract): not in this run" in lines
     # the summary table carries the delta, bold for a regression
-    assert "| tesseract | receipts | 6 | 6 | 0 | **4.83% (+3.60 pp)** |" in lines
+    assert "| tesseract | receipts | 6 | 6 | 6 | 0 | **4.83% (+3.60 pp)** |" in lines
 
 
 def test_markdown_improvements_and_passing_verdict(tmp_path: Path) -> None:
