@@ -12,7 +12,8 @@ import pytest
 from pytest_ocrmetrics.documents import Document
 
 
-def _load_fake_server():  # by path, so it works under any --import-mode
+def load_fake_server():  # by path, so it works under any --import-mode
+    """tests/engines/fake_server.py as a module, loaded once (plugin tests use it too)."""
     name = "ocrmetrics_tests_fake_server"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("fake_server.py"))
@@ -23,7 +24,7 @@ def _load_fake_server():  # by path, so it works under any --import-mode
     return sys.modules[name]
 
 
-fake_server = _load_fake_server()
+fake_server = load_fake_server()
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

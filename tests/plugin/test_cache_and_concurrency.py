@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.engines.conftest import load_fake_server
 from tests.plugin.conftest import make_dataset
 
 COUNTING_ENGINE = """
-from pathlib import Path
 from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput
 
 class Counting:
@@ -77,23 +74,12 @@ def test_cache_dir_option(pytester: pytest.Pytester) -> None:
     assert any((pytester.path / "ocrcache").rglob("*.json"))
 
 
-def _fake_server_module():
-    name = "ocrmetrics_tests_fake_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "engines" / "fake_server.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def test_remote_engine_requests_run_concurrently_ahead_of_tests(pytester: pytest.Pytester) -> None:
     docs = {f"d{i:02d}.png": {"full_text": "x"} for i in range(12)}
     make_dataset(pytester.path, docs, {})
     for i, name in enumerate(docs):  # distinct image bytes, so the server can tell the pages apart
         (pytester.path / "invoices" / "images" / name).write_bytes(b"\x89PNG\r\n\x1a\n" + bytes([i]))
-    with _fake_server_module().FakeChatServer(latency_s=0.2) as server:
+    with load_fake_server().FakeChatServer(latency_s=0.2) as server:
         result = pytester.runpytest(
             "--ocr-dataset=invoices", "--ocr-engine=openai", f"--ocr-engine-option=openai.base_url={server.base_url}",
             "--ocr-engine-option=openai.model=fake-vlm", "--ocr-concurrency=6", "--ocr-no-cache",

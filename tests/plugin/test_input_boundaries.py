@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
+from tests.engines.conftest import load_fake_server
 from tests.plugin.conftest import make_dataset
 
 pytest_plugins = ["pytester"]
 
 # a cacheable engine (replay is not cacheable): its text is the ground truth; it logs each call and the bytes it read
 COUNTING_ENGINE = """
-from pathlib import Path
 from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput, read_image
 
 class Counting:
@@ -124,20 +123,6 @@ def test_a_link_inside_the_dataset_folder_is_fine(pytester: pytest.Pytester) -> 
     pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=counting").assert_outcomes(passed=3)
 
 
-def _fake_server_module():
-    import importlib.util
-    import sys
-
-    name = "ocrmetrics_tests_fake_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "engines" / "fake_server.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 API_KEY = "sk-ocrmetrics-test-0123456789abcdef"
 
 
@@ -149,7 +134,7 @@ def test_a_server_echoing_the_api_key_never_puts_it_in_the_terminal_or_a_report(
         pytest.importorskip("xdist")
     make_dataset(pytester.path)
     monkeypatch.setenv("OCRMETRICS_TEST_API_KEY", API_KEY)
-    with _fake_server_module().FakeChatServer() as server:
+    with load_fake_server().FakeChatServer() as server:
         server.fail_next("echo-key-401", "echo-key-500", "echo-key-text")
         result = pytester.runpytest(
             "--ocr-dataset=invoices", "--ocr-engine=openai", f"--ocr-engine-option=openai.base_url={server.base_url}",

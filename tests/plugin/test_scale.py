@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.engines.conftest import load_fake_server
 from tests.plugin.conftest import make_dataset
-from tests.plugin.test_cache_and_concurrency import _fake_server_module
 
 pytest_plugins = ["pytester"]
 
@@ -126,7 +126,7 @@ def test_xdist_worker_prefetches_the_documents_it_was_given(pytester: pytest.Pyt
     make_dataset(pytester.path, docs, {})
     for i, name in enumerate(docs):  # distinct image bytes, so the server can tell the pages apart
         (pytester.path / "invoices" / "images" / name).write_bytes(b"\x89PNG\r\n\x1a\n" + bytes([i]))
-    with _fake_server_module().FakeChatServer(latency_s=0.3) as server:
+    with load_fake_server().FakeChatServer(latency_s=0.3) as server:
         result = pytester.runpytest_subprocess(
             "--ocr-dataset=invoices", "--ocr-engine=openai", f"--ocr-engine-option=openai.base_url={server.base_url}",
             "--ocr-engine-option=openai.model=fake-vlm", "--ocr-concurrency=6", "--ocr-no-cache", "-n", "2",
