@@ -10,6 +10,7 @@ from tests.engines.conftest import load_fake_server
 from tests.plugin.conftest import make_dataset
 
 COUNTING_ENGINE = """
+from pathlib import Path
 from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput
 
 class Counting:

@@ -14,6 +14,7 @@ pytest_plugins = ["pytester"]
 
 # a cacheable engine (replay is not cacheable): its text is the ground truth; it logs each call and the bytes it read
 COUNTING_ENGINE = """
+from pathlib import Path
 from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput, read_image
 
 class Counting:
