@@ -200,6 +200,13 @@ def _comparison(args: argparse.Namespace, baseline: dict[str, Any], run: dict[st
                         resamples=args.resamples, baseline_source=args.baseline)
 
 
+def _shown(path: Any) -> str:
+    """A path as printed: characters that do not print (a control character, a byte that is not UTF-8) escaped."""
+    from pytest_ocrmetrics.reporting.safe_text import printable
+
+    return printable(str(path))
+
+
 def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: Any, gates: Sequence[Any],
                    image_root: Path | None) -> list[str]:
     """Write the requested reports (the plugin's own writer); returns one ``KIND: PATH`` line per file written.
@@ -222,7 +229,7 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
         args.reports_failed = True
         written = exc.written
     titles = {"json": "run file", "html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
-    return [f"{titles[kind]}: {path}" for kind, path in written.items()]
+    return [f"{titles[kind]}: {_shown(path)}" for kind, path in written.items()]
 
 
 def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
@@ -307,9 +314,9 @@ def _write_protocol_files(args: argparse.Namespace, run: dict[str, Any], biblicu
     try:
         if biblicus is not None:
             text = json.dumps(biblicus, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-            lines.append(f"Biblicus report: {write_text_atomic(args.biblicus, text)}")
+            lines.append(f"Biblicus report: {_shown(write_text_atomic(args.biblicus, text))}")
         if args.benchmark_dir:
-            lines += [f"benchmark file: {path}" for path in write_benchmark_dir(run, args.benchmark_dir)]
+            lines += [f"benchmark file: {_shown(path)}" for path in write_benchmark_dir(run, args.benchmark_dir)]
     except (OSError, ValueError) as exc:
         print(f"ocrmetrics {args.command}: error: cannot write {getattr(exc, 'filename', None) or 'a report'}: "
               f"{getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
@@ -424,7 +431,7 @@ def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
     for line in comparison.summary_lines() if comparison is not None else ():
         print(line, file=out)
     if gates or comparison is not None:
-        print(f"ocrmetrics merge: {'FAILED' if failed else 'passed'} ({args.output})", file=out)
+        print(f"ocrmetrics merge: {'FAILED' if failed else 'passed'} ({_shown(args.output)})", file=out)
     for line in written:
         print(line, file=out)
     return _exit_code(args, 1 if failed else 0)

@@ -975,7 +975,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line, red=red, bold=red)
     written, problems = config.stash.get(_REPORTS, ({}, []))
     for path in written.values():
-        terminalreporter.write_line(f"wrote {path}")
+        terminalreporter.write_line(f"wrote {printable_id(str(path))}")  # a control character in a path: visible
     for problem in problems:  # a report that failed: loud, but the exit status stays the tests' own
         terminalreporter.write_line(problem, red=True, bold=True)
 

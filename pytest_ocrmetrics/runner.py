@@ -86,9 +86,9 @@ def printable_id(text: str) -> str:
     >>> printable_id("replay-scan" + chr(0x1B) + "[31m.png"), printable_id("replay-façade 京.png")
     ('replay-scan\\\\x1b[31m.png', 'replay-façade 京.png')
     """
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    from pytest_ocrmetrics.reporting.safe_text import printable
+
+    return printable(text)
 
 
 def choose_engines(values: tuple[str, ...]) -> list[EngineChoice]:

@@ -214,6 +214,16 @@ def test_report_writes_html_csv_markdown(runs: tuple[Path, Path, Path], tmp_path
     assert (out_dir / "r.md").read_text(encoding="utf-8").startswith("## ❌ OCR metrics: failed")
 
 
+def test_report_paths_are_printed_with_their_control_characters_escaped(runs: tuple[Path, Path, Path],
+                                                                        tmp_path: Path) -> None:
+    _, _, worse = runs
+    out_dir = Path(str(tmp_path / "r\x1b[2J\udcff"))  # the folder b"r\x1b[2J\xff"
+    code, out = run_cli("report", str(worse), "--html", str(out_dir / "r.html"), "--benchmark-dir", str(out_dir))
+    assert code == 0 and "\x1b" not in out and "\udcff" not in out
+    assert f"HTML report: {tmp_path}/r\\x1b[2J\\udcff/r.html" in out.splitlines()
+    assert (out_dir / "r.html").stat().st_size > 0 and (out_dir / "results.json").is_file()
+
+
 def test_a_report_that_cannot_be_written_does_not_stop_the_others(
         runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base, _, worse = runs

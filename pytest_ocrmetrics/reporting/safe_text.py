@@ -150,6 +150,19 @@ def show_controls(text: str, *, keep: str = "") -> str:
     return _NEEDS_MARK.sub(lambda m: m.group() if m.group() in keep else _MARKS[ord(m.group())], text)
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that does not print written as its Python escape (``\\x1b``, ``\\u202e``,
+    ``\\udcff`` for a file name byte that is not UTF-8): what a test id or a file path shown in a terminal must be,
+    so that it cannot drive the terminal and a reader can still tell, and type, what it is.
+
+    >>> printable("out/r" + chr(0x1B) + "un.json"), printable("façade 京.png")
+    ('out/r\\x1bun.json', 'façade 京.png')
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def xml_safe(text: str) -> str:
     """Text for an XML attribute that no writer escapes (pytest's JUnit property names): characters XML 1.0 does
     not allow become ``#xNN`` as pytest's ``bin_xml_escape`` writes them, non-characters U+FFFD."""

@@ -288,3 +288,51 @@ def test_a_bug_building_the_run_is_one_line_and_a_red_run(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["could not build the OCR run for the reports: ValueError: no run today"])
     assert "INTERNALERROR" not in result.stdout.str()
+
+
+def test_three_documents_with_surrogates_and_controls_everywhere_write_every_report(
+        pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+    """The reported case, as broad as it can be made: a 3-document replay run with lone surrogates and control
+    characters in the ground truth, the predictions, the structured answer, a document id (a file name that is not
+    UTF-8), tags, field names and a fact id, and report paths that hold an ESC and a byte that is not UTF-8. Every
+    report exists where it was asked for, parses and holds the three documents; the terminal names each path with
+    its unprintable characters escaped (never raw), so the path it shows is the path that was written."""
+    weird = "d\udcff\x1b[31m"  # the id of the file name b"d\xff\x1b[31m.png"
+    docs = {
+        "a.png": {"full_text": "Hello\ud800 world\x1b[31m red\x00nul\u202e", "tags": ["t\ud801", "\x07bell"],
+                  "fields": {"k\ud802": "v\x1b"}},
+        f"{weird}.png": {"full_text": "clear \u202e rlo \udfff", "thresholds": {"cer": 0.0}},
+        "c.png": {"full_text": "plain text\x00", "facts": [{"id": "f\ud800\x1b", "type": "present", "text": "plain text"}]},
+    }
+    data = pytester.path / "ds"
+    (data / "images").mkdir(parents=True)
+    (data / "ground_truth.json").write_text(json.dumps(docs), encoding="ascii")
+    for n, name in enumerate(docs):
+        Path(str(data / "images" / name)).write_bytes(PNG_1X1 + bytes([n]))
+    preds = pytester.path / "preds"
+    preds.mkdir()
+    (preds / "a.txt").write_text("Hello w0rld\x1b[31m red\x00", encoding="utf-8")
+    (preds / "a.json").write_text('{"fields": {"k\\ud802": "v\\udc00\\u001b"}, "raw": "r\\ud800"}', encoding="ascii")
+    Path(str(preds / f"{weird}.txt")).write_text("clear \u202e rl0 \x1b[2J", encoding="utf-8")
+    (preds / "c.txt").write_text("plain t3xt \x1b]0;title\x07", encoding="utf-8")
+    # the folder b"out\x1b[1m\xfe"; under xdist without the byte that is not UTF-8: pytest-xdist sends the command
+    # line to its workers as UTF-8 and stops on it before any plugin runs (a limit of xdist, see the README)
+    out = "out\x1b[1m" + ("" if plugin_args else "\udcfe")
+    result = pytester.runpytest(
+        "--ocr-dataset=ds", "--ocr-engine=replay:preds", f"--ocr-json={out}/run.json", f"--ocr-html={out}/r.html",
+        f"--ocr-csv={out}/d.csv", f"--ocr-markdown={out}/s.md", "--junitxml=j.xml", "-p", "no:randomly",
+        *plugin_args)
+    result.assert_outcomes(passed=1, failed=2)  # the weird document fails cer <= 0, c.png its fact
+    text = result.stdout.str()
+    assert "INTERNALERROR" not in text and "\x1b" not in text and "\u202e" not in text
+    folder = Path(str(pytester.path / out))
+    for name in ("run.json", "r.html", "d.csv", "s.md"):
+        assert f"wrote {pytester.path}/{out}/{name}".replace("\x1b", "\\x1b").replace("\udcfe", "\\udcfe") in text
+        assert (folder / name).stat().st_size > 0
+    run = validate_run(json.loads((folder / "run.json").read_text(encoding="utf-8"), parse_constant=_no_nan))
+    assert len(run["documents"]) == 3 and run["replaced_characters"] > 0
+    assert [f["passed"] for f in run["facts"]] == [False]
+    html = (folder / "r.html").read_text(encoding="utf-8")
+    assert html.rstrip().endswith("</html>") and "\x1b" not in html
+    assert all(doc_id in html for doc_id in ("a.png", "c.png", "d\ufffd"))
+    assert len(list(ET.parse(pytester.path / "j.xml").getroot().iter("testcase"))) == 3  # pytest prints its own path raw
