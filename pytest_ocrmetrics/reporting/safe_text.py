@@ -156,7 +156,7 @@ def printable(text: str) -> str:
     so that it cannot drive the terminal and a reader can still tell, and type, what it is.
 
     >>> printable("out/r" + chr(0x1B) + "un.json"), printable("façade 京.png")
-    ('out/r\\x1bun.json', 'façade 京.png')
+    ('out/r\\\\x1bun.json', 'façade 京.png')
     """
     if text.isprintable():
         return text
