@@ -114,6 +114,15 @@ def read_text(path: Path, what: str = "ground-truth file") -> str:
         raise DatasetError(f"{path}: cannot read {what}: {exc.strerror or exc}.") from None
 
 
+def jsonl_lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of each non-blank line of a JSON Lines file read with :func:`read_text`. Lines are
+    split on ``"\\n"`` only: ``str.splitlines()`` would also split on U+2028 and friends, which JSON strings may hold.
+    """
+    for number, line in enumerate(read_text(path, what).split("\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
 def json_error_message(path: Path | str, exc: json.JSONDecodeError, line: int | None = None) -> str:
     """One sentence for a JSON syntax error; ``line`` is the file line for JSONL (the error's own line otherwise)."""
     where = f"line {line}, column {exc.colno}" if line is not None else f"line {exc.lineno}, column {exc.colno}"

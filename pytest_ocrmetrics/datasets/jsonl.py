@@ -21,7 +21,7 @@ from pytest_ocrmetrics.datasets.base import (
     document_from_entry,
     finish,
     json_error_message,
-    read_text,
+    jsonl_lines,
     resolve_inside,
 )
 
@@ -45,10 +45,7 @@ class JsonlManifestLoader:
         manifest = path if path.is_file() else path / MANIFEST_FILE
         root = manifest.parent
         documents = []
-        # split on "\n" only: str.splitlines() would also split on U+2028 and friends, which JSON strings may hold
-        for number, line in enumerate(read_text(manifest, "manifest").split("\n"), start=1):
-            if not line.strip():
-                continue
+        for number, line in jsonl_lines(manifest, "manifest"):
             where = f"{manifest}:{number}"
             try:
                 entry = json.loads(line)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path, PurePosixPath
 
-from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, SkippedEntry, json_error_message, read_text
+from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, SkippedEntry, json_error_message, jsonl_lines
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.metrics.facts import Fact, FactError, baseline_fact, parse_fact
 
@@ -74,10 +74,7 @@ class OlmocrBenchLoader:
         skipped: list[SkippedEntry] = []
         seen: dict[str, str] = {}
         for jsonl in sorted(path.glob("*.jsonl")):
-            # split on "\n" only: JSON strings may hold U+2028, which str.splitlines() would split on
-            for number, line in enumerate(read_text(jsonl, "fact file").split("\n"), start=1):
-                if not line.strip():
-                    continue
+            for number, line in jsonl_lines(jsonl, "fact file"):
                 where = f"{jsonl}:{number}"
                 try:
                     data = json.loads(line)
