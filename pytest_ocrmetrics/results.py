@@ -433,13 +433,14 @@ class RunResults:
 def add_facts(run: dict[str, Any], documents: Sequence[Mapping[str, Any]], *, seed: int, resamples: int) -> None:
     """Give ``run`` its top-level ``facts`` (one object per page-level fact per engine) and ``facts_summary`` (per
     engine × dataset: olmOCR-bench's headline with its interval, rates per type and per JSONL file), when some
-    document has facts; see :mod:`pytest_ocrmetrics.metrics.facts.summary`. Read from ``documents`` (twice)."""
+    document has facts; see :mod:`pytest_ocrmetrics.metrics.facts.summary`. One pass over ``documents``."""
     from pytest_ocrmetrics.metrics.facts.summary import facts_summary, run_facts
 
-    summary = facts_summary(documents, seed=seed, resamples=resamples)
+    facts = list(run_facts(documents))
+    summary = facts_summary(facts, seed=seed, resamples=resamples)
     if summary:
         run["facts_summary"] = summary
-        run["facts"] = list(run_facts(documents))
+        run["facts"] = facts
 
 
 def _group(groups: dict[tuple[str, ...], "_Group"], key: tuple[str, ...]) -> "_Group":

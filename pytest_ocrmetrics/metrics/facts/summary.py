@@ -95,14 +95,14 @@ def run_facts(documents: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]
                        **{k: v for k, v in fact.items() if k not in ("id", "type")}}
 
 
-def facts_summary(documents: Iterable[Mapping[str, Any]], *, seed: int = 0,
+def facts_summary(facts: Iterable[Mapping[str, Any]], *, seed: int = 0,
                   resamples: int = 1000) -> list[dict[str, Any]]:
-    """The run file's ``facts_summary``: per engine × dataset, :func:`summarize_facts` of its facts (the benchmark's
-    headline with its seeded interval, pass rates per type and per JSONL file) and how many were ``flaky`` or
-    ``unchecked``; rows sorted by engine and dataset. The same documents give the same numbers (a merged run's
-    included): verdicts are taken in the run's document order."""
+    """The run file's ``facts_summary`` from its ``facts`` (:func:`run_facts`): per engine × dataset,
+    :func:`summarize_facts` of its facts (the benchmark's headline with its seeded interval, pass rates per type and
+    per JSONL file) and how many were ``flaky`` or ``unchecked``; rows sorted by engine and dataset. The same
+    documents give the same numbers (a merged run's included): verdicts are taken in the run's document order."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for fact in run_facts(documents):
+    for fact in facts:
         groups.setdefault((str(fact["engine"]), str(fact["dataset"])), []).append(fact)
     rows = []
     for (engine, dataset), facts in sorted(groups.items()):
