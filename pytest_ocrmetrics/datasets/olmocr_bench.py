@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, SkippedEntry, json_error_message, jsonl_lines
 from pytest_ocrmetrics.documents import Document
-from pytest_ocrmetrics.metrics.facts import Fact, FactError, baseline_fact, parse_fact
+
+if TYPE_CHECKING:  # the facts package is imported when such a folder is loaded, not by every run
+    from pytest_ocrmetrics.metrics.facts import Fact
 
 __all__ = ["OlmocrBenchLoader", "PDF_FOLDER", "page_document_id"]
 
@@ -63,6 +66,8 @@ class OlmocrBenchLoader:
         return path.is_dir() and (path / PDF_FOLDER).is_dir() and any(path.glob("*.jsonl"))
 
     def load(self, path: Path, *, name: str) -> Dataset:
+        from pytest_ocrmetrics.metrics.facts import FactError, baseline_fact, parse_fact
+
         pdf_root = path / PDF_FOLDER
         pdfs = sorted(p.relative_to(pdf_root).as_posix() for p in pdf_root.rglob("*")
                       if p.suffix.lower() == ".pdf" and p.is_file()

@@ -31,19 +31,19 @@ Example::
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
 import re
 import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pytest_ocrmetrics.engines.base import EngineError
+
+if TYPE_CHECKING:  # urllib.request, email and http.client are imported when a request is first made (~20 ms)
+    import urllib.request
 
 __all__ = ["RetryPolicy", "JsonResponse", "HttpStatusError", "JsonHttpClient", "RETRYABLE_STATUS"]
 
@@ -120,6 +120,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -206,6 +208,7 @@ def _watch_connection(sock: socket.socket | None) -> None:
 def _default_opener() -> Callable[..., Any]:
     """``urlopen`` whose connections put their sockets under the current request's :class:`_Deadline`."""
     import http.client
+    import urllib.request
 
     class WatchedHTTPConnection(http.client.HTTPConnection):
         def connect(self) -> None:
@@ -410,6 +413,8 @@ class JsonHttpClient:
         headers = {"Accept": "application/json", **self._headers}
         if data is not None:
             headers["Content-Type"] = "application/json"
+        import urllib.request
+
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         self.requests_sent += 1
         deadline = _Deadline(self.timeout_s)
@@ -421,6 +426,8 @@ class JsonHttpClient:
             deadline.cancel()
 
     def _send(self, request: urllib.request.Request, deadline: _Deadline) -> tuple[int, Any]:
+        import urllib.error
+
         method, url = request.get_method(), request.full_url
 
         def timeout() -> _Retryable:

@@ -104,13 +104,14 @@ class ReplayEngine:
         change, the identity changes, so a cache keyed on it never serves stale output."""
         if self._fingerprint is None:
             digest = hashlib.sha256()
-            for root, dirs, files in os.walk(self.directory):
+            top = os.fspath(self.directory)
+            for root, dirs, files in os.walk(top):
                 dirs.sort()
+                # the file's path relative to DIR with "/" separators, without a pathlib object per file
+                prefix = os.path.relpath(root, top).replace(os.sep, "/") + "/" if root != top else ""
                 for name in sorted(files):
-                    path = Path(root) / name
-                    stat = path.stat()
-                    digest.update(f"{path.relative_to(self.directory).as_posix()}\0{stat.st_size}\0"
-                                  f"{stat.st_mtime_ns}\n".encode())
+                    stat = os.stat(os.path.join(root, name))
+                    digest.update(f"{prefix}{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
             self._fingerprint = digest.hexdigest()[:16]
         return {"engine": self.name, "dir": str(self.directory), "fingerprint": self._fingerprint}
 

@@ -44,6 +44,17 @@ def test_bag_of_words_ignores_order_case_and_punctuation() -> None:
     assert (r.precision, r.recall) == (2 / 3, 1.0)
 
 
+@given(st.lists(st.sampled_from("a b c dd é x".split()), max_size=30),
+       st.lists(st.sampled_from("a b c dd é y".split()), max_size=30))
+def test_bag_of_words_matches_the_multiset_intersection(ref: list[str], hyp: list[str]) -> None:
+    """The matched count summed in C equals the size of ``Counter(ref) & Counter(hyp)`` (the obvious oracle), with
+    either side the larger bag."""
+    expected = sum((Counter(ref) & Counter(hyp)).values())
+    assert layout._bag_overlap(ref, hyp, "x").matched == expected
+    assert layout._bag_overlap(hyp, ref, "x").matched == expected
+    assert bag_of_words(" ".join(ref), " ".join(hyp)).matched == expected
+
+
 def test_bag_of_words_empty_policy() -> None:
     assert bag_of_words("", "").f1 == 1.0
     assert bag_of_words("...", "!!").f1 == 1.0  # no words left on either side
