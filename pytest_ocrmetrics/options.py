@@ -58,7 +58,8 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-tokenizer", "ocr_tokenizer", "string", dict(metavar="NAME",
         help="Word tokenizer: whitespace (default, like jiwer) or unicode (UAX #29, like dinglehopper).")),
     ("--ocr-metric", "ocr_metrics", "linelist", dict(action="append", metavar="NAME",
-        help="Extra metric to compute for every document (repeatable), e.g. crr, lcs_ratio, token_ratio.")),
+        help="Extra metric to compute for every document (repeatable or comma-separated), e.g. crr, lcs_ratio, "
+             "token_ratio; shown as a column of the summary.")),
     ("--ocr-field-compare", "ocr_field_compare", "string", dict(metavar="MODE",
         help="How field values are compared for field_f1: lowercase (default, the specification's "
              "str(v).strip().lower()), exact, normalized (dates, amounts) or fuzzy.")),
@@ -285,7 +286,9 @@ class OcrSettings:
             normalize = get_profile(normalize).name
         except ValueError as exc:
             raise pytest.UsageError(f"--ocr-normalize: {exc}") from None
-        extra = tuple(_list(config, "ocr_metrics"))
+        # repeatable, and each value may list several names: --ocr-metric=crr,word_f1
+        extra = tuple(dict.fromkeys(name.strip() for value in _list(config, "ocr_metrics")
+                                    for name in value.split(",") if name.strip()))
         for name in extra:
             if name not in METRICS:
                 raise pytest.UsageError(f"--ocr-metric: {unknown_metric_message(name)}")

@@ -15,9 +15,10 @@ from typing import Any, Mapping, Sequence
 import regex
 
 from pytest_ocrmetrics.diff import display_width, visible
-from pytest_ocrmetrics.metrics.registry import METRICS
+from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
 from pytest_ocrmetrics.reporting.common import format_value
 from pytest_ocrmetrics.reporting.safe_text import clean_text
+from pytest_ocrmetrics.scoring import DEFAULT_TEXT_METRICS
 
 __all__ = ["render_summary", "render_table"]
 
@@ -57,6 +58,10 @@ _METRIC_COLUMNS = (
     ("CER", "cer", "micro"), ("CER mean", "cer", "mean"), ("CER p95", "cer", "p95"), ("WER", "wer", "micro"),
     ("field F1", "field_f1", "micro"), ("JSON valid", "json_valid", "micro"), ("facts", "fact_pass_rate", "micro"),
 )
+# metrics every run computes when the document has what they need (text, fields, a schema, facts): shown by default
+# only as the columns above; every other metric in a summary was asked for (--ocr-metric) and gets a column of its own
+_COMPUTED_WITHOUT_ASKING = frozenset({*DEFAULT_TEXT_METRICS, "field_f1", "field_precision", "field_recall",
+                                      "json_valid", "parse_success", "completeness", "fact_pass_rate"})
 # (title, summary key) of the count columns shown only when some row has a non-zero count
 _OPTIONAL_COUNTS = (("skipped", "skipped"), ("cached", "cache_hits"), ("truncated", "truncated"))
 
@@ -68,7 +73,11 @@ def _metric_columns(rows: Sequence[Mapping[str, Any]],
     if columns:
         return [(METRICS[name].title if stat == "micro" else f"{METRICS[name].title} {stat}", name, stat)
                 for name, stat in columns]
-    return [column for column in _METRIC_COLUMNS if any(column[1] in r["metrics"] for r in rows)]
+    shown = [column for column in _METRIC_COLUMNS if any(column[1] in r["metrics"] for r in rows)]
+    # a metric computed only when asked for (--ocr-metric=crr, task_success, ...) was asked for: show it too
+    asked = dict.fromkeys(name for r in rows for name in r["metrics"] if name not in _COMPUTED_WITHOUT_ASKING)
+    return shown + [(METRICS[name].title if name in METRICS else name, name, "micro")
+                    for name in in_registry_order(asked)]
 
 
 def _summary_table(rows: Sequence[Mapping[str, Any]], metrics: Sequence[tuple[str, str, str]],

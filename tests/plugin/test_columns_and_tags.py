@@ -61,6 +61,20 @@ def test_default_columns_are_unchanged(pytester: pytest.Pytester) -> None:
     assert "Exact" not in header
 
 
+def test_metrics_asked_for_get_a_default_column(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+    """``--ocr-metric=crr,word_f1`` computes metrics no run computes unasked: the default table shows them after
+    the headline columns (the always-computed ones, NED, exact match, ..., stay out unless chosen)."""
+    result = _run(pytester, "--ocr-metric=word_f1,crr", "--ocr-json=run.json", *plugin_args)
+    assert result.ret == 0, result.stdout.str()
+    header = _header(result.stdout.lines, "engine")
+    assert header[-10:] == ["CER", "CER", "mean", "CER", "p95", "WER", "field", "F1", "CRR", "WordF1"]
+    assert "NED" not in header and "Exact" not in header
+    summary = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["summary"][0]
+    row = next(line.split() for line in result.stdout.lines if line.startswith("replay"))
+    assert row[-2] == f"{summary['metrics']['crr']['micro'] * 100:.2f}%"
+    assert row[-1] == f"{summary['metrics']['word_f1']['micro'] * 100:.2f}%"
+
+
 def test_ini_columns_and_a_metric_not_computed(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nocr_columns = cer\n    crr\n")
     result = _run(pytester)
