@@ -73,10 +73,35 @@ def bench_concurrency(documents: int, latency_s: float, concurrency: int) -> Non
               f"server saw at most {server.max_in_flight} requests in flight")
 
 
-def bench_xdist(documents: int, latency_s: float, concurrency: int, repeat: int = 3) -> None:
-    """Whole pytest runs against the fake server: no xdist vs ``-n 2`` (each worker prefetches its own tests)."""
-    import json
+def _median_runs(variants: dict[str, list[str]], cwd: Path, repeat: int) -> dict[str, float]:
+    """Median wall time of each whole command, the variants run interleaved ``repeat`` times."""
     import statistics
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    runs: dict[str, list[float]] = {label: [] for label in variants}
+    for _ in range(repeat):
+        for label, command in variants.items():
+            started = time.perf_counter()
+            subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
+            runs[label].append(time.perf_counter() - started)
+    return {label: statistics.median(times) for label, times in runs.items()}
+
+
+FLOOR_TEST = """
+import pytest
+
+
+@pytest.mark.parametrize("index", range({documents}))
+def test_nothing(index):
+    pass
+"""
+
+
+def bench_xdist(documents: int, latency_s: float, concurrency: int, repeat: int = 3) -> None:
+    """Whole pytest runs against the fake server: no xdist vs ``-n 2`` (each worker prefetches its own tests), next
+    to the same comparison for as many do-nothing tests without this plugin (pytest-xdist's own cost: starting two
+    workers that each import pytest and collect)."""
+    import json
 
     fake_server = _fake_server_module()
     with tempfile.TemporaryDirectory() as tmp, fake_server.FakeChatServer(latency_s=latency_s) as server:
@@ -88,21 +113,23 @@ def bench_xdist(documents: int, latency_s: float, concurrency: int, repeat: int 
             (root / "data" / "images" / name).write_bytes(b"\x89PNG\r\n\x1a\n" + os.urandom(64))
             truth[name] = {"full_text": "text"}
         (root / "data" / "ground_truth.json").write_text(json.dumps(truth), encoding="utf-8")
-        base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ocr-dataset=data",
-                "--ocr-engine=openai", f"--ocr-engine-option=openai.base_url={server.base_url}",
-                "--ocr-engine-option=openai.model=fake-vlm", f"--ocr-concurrency={concurrency}", "--ocr-no-cache"]
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        runs: dict[str, list[float]] = {"no xdist": [], "-n 2": []}
-        for _ in range(repeat):  # interleaved
-            for label, extra in (("no xdist", []), ("-n 2", ["-n", "2"])):
-                started = time.perf_counter()
-                subprocess.run(base + extra, cwd=root, env=env, capture_output=True, check=False)
-                runs[label].append(time.perf_counter() - started)
-        plain, xdist = statistics.median(runs["no xdist"]), statistics.median(runs["-n 2"])
+        (root / "test_floor.py").write_text(FLOOR_TEST.format(documents=documents), encoding="utf-8")
+        pytest_command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        base = [*pytest_command, "--ocr-dataset=data", "--ocr-engine=openai",
+                f"--ocr-engine-option=openai.base_url={server.base_url}", "--ocr-engine-option=openai.model=fake-vlm",
+                f"--ocr-concurrency={concurrency}", "--ocr-no-cache"]
+        floor = [*pytest_command, "-p", "no:ocrmetrics", "test_floor.py"]
+        t = _median_runs({"no xdist": base, "-n 2": [*base, "-n", "2"],
+                          "floor": floor, "floor -n 2": [*floor, "-n", "2"]}, root, repeat)
+        start_up = t["floor -n 2"] - t["floor"]
         print(f"(3) whole pytest runs, {documents} documents, {latency_s * 1000:.0f} ms latency, "
               f"--ocr-concurrency={concurrency}, median of {repeat}")
-        print(f"    no xdist: {plain:6.2f} s   -n 2: {xdist:6.2f} s   -n 2 / no xdist: {xdist / plain:.2f} "
-              f"(target <= 1); server saw at most {server.max_in_flight} requests in flight")
+        print(f"    no xdist: {t['no xdist']:6.2f} s   -n 2: {t['-n 2']:6.2f} s   -n 2 / no xdist: "
+              f"{t['-n 2'] / t['no xdist']:.2f} (target <= 1); server saw at most {server.max_in_flight} requests "
+              f"in flight")
+        print(f"    pytest-xdist's own cost, {documents} do-nothing tests without this plugin: {t['floor']:.2f} s vs "
+              f"{t['floor -n 2']:.2f} s with -n 2 (+{start_up:.2f} s); the OCR run with -n 2 less that: "
+              f"{(t['-n 2'] - start_up) / t['no xdist']:.2f}x no xdist")
 
 
 def _shared_documents(limit: int) -> tuple[str, list[Document]]:
@@ -175,10 +202,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--suite", type=Path, help="time this example suite with pytest instead of the engine alone")
     parser.add_argument("--skip-tesseract", action="store_true")
     parser.add_argument("--skip-xdist", action="store_true", help="skip (3), whole pytest runs with and without -n 2")
+    parser.add_argument("--xdist-documents", type=int, nargs="+", default=[64, 512],
+                        help="document counts of (3) (default 64 512)")
     args = parser.parse_args(argv)
     bench_concurrency(args.documents, args.latency, args.concurrency)
     if not args.skip_xdist:
-        bench_xdist(args.documents, args.latency, 8)
+        for documents in args.xdist_documents:
+            bench_xdist(documents, args.latency, 8)
     if not args.skip_tesseract:
         if args.suite:
             bench_cache_suite(args.suite)
