@@ -413,9 +413,9 @@ def test_what_tests_leave_is_frozen_as_the_run_goes_and_their_garbage_cycles_are
         pytester: pytest.Pytester, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every GC_FREEZE_EVERY tests the survivors are frozen too (pytest's closing collections then walk few
     objects); the cyclic garbage the tests left is collected first, not kept frozen until the end."""
-    import pytest_ocrmetrics.plugin as plugin
+    import pytest_ocrmetrics.plugin.scheduling as scheduling
 
-    monkeypatch.setattr(plugin, "GC_FREEZE_EVERY", 2)
+    monkeypatch.setattr(scheduling, "GC_FREEZE_EVERY", 2)
     pytester.makepyfile(
         """
         import gc

@@ -1,0 +1,166 @@
+"""Running one OCR test: recognising its document, the limits of its ``ocr_thresholds`` marker, and checking every
+threshold and baseline regression that applies to its scores (a test that stands for a dataset that could not be
+loaded errors with the loader's sentence)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+from pytest_ocrmetrics.assertions import OcrTestContext, failure_message
+from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOutput
+from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
+from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
+from pytest_ocrmetrics.runner import EngineCreationError, OcrCase
+from pytest_ocrmetrics.scoring import DocumentScore
+from pytest_ocrmetrics.thresholds import applicable_thresholds, limit_problem
+
+
+class OcrTruncatedWarning(UserWarning):
+    """An engine stopped at its token limit: the output is incomplete."""
+
+
+def _item_state(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemState:
+    if ITEM_STATE not in item.stash:
+        context = OcrTestContext(document=case.document, engine=case.engine.label, options=state.runner.scoring)
+        item.stash[ITEM_STATE] = ItemState(case=case, context=context)
+    return item.stash[ITEM_STATE]
+
+
+def _creation_message(exc: EngineCreationError) -> str:
+    """The one line every test of an engine that could not be created shows (control characters made visible)."""
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
+    return show_controls(str(exc))
+
+
+def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> OcrOutput:
+    if item_state.output is not None:
+        return item_state.output
+    case = item_state.case
+    try:
+        output = state.runner.recognize(case)
+    except EngineUnavailable as exc:
+        pytest.skip(f"engine {case.engine.name!r} is not available: {exc}")
+    except EngineCreationError as exc:  # the same one line in every test of this engine
+        raise pytest.fail.Exception(_creation_message(exc), pytrace=False) from None
+    except (EngineError, OSError) as exc:
+        # one sentence, no traceback from inside the engine: the document's test errors, the session goes on
+        message = str(exc) if str(exc).startswith(case.engine.name) else f"{case.engine.label}: {exc}"
+        if case.document.id not in message:
+            message += f" (document {case.document.id!r})"
+        if case.document.source and case.document.source not in message:
+            message += f" [ground truth: {case.document.source}]"
+        raise pytest.fail.Exception(message, pytrace=False) from None
+    hook = item.config.hook.pytest_ocrmetrics_process_output
+    processed = hook(document=case.document, output=output, engine=case.engine.label) if hook.get_hookimpls() else None
+    if processed is not None:
+        output = processed
+    item_state.output = output
+    if output.truncated:
+        warnings.warn(OcrTruncatedWarning(
+            f"{case.engine.label} output for {case.document.id!r} was cut off at the token limit (truncated); "
+            "its metrics count the missing text as deleted"), stacklevel=1)
+    minimum = state.settings.min_confidence
+    if minimum is not None and output.confidence is not None and output.confidence < minimum:
+        item_state.filtered = f"filtered: engine confidence {output.confidence:.3f} is below --ocr-min-confidence={minimum:g}"
+    return output
+
+
+def _marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, float]:
+    """The ``ocr_thresholds`` limits on ``node`` (the closest marker wins); a metric name that is not registered or
+    a value that is not a sensible limit (``field_f1=90``) raises ``ValueError`` with one sentence."""
+    limits: dict[str, float] = {}
+    for marker in reversed(list(node.iter_markers("ocr_thresholds"))):
+        for name, value in marker.kwargs.items():
+            if name not in METRICS:
+                raise ValueError(f"{where}: ocr_thresholds({name}=...): {unknown_metric_message(name)}")
+            try:
+                limit = value if isinstance(value, bool) else float(value)
+            except (TypeError, ValueError):
+                limit = value
+            problem = limit_problem(name, limit, lambda v: f"ocr_thresholds({name}={v})")
+            if problem:
+                raise ValueError(f"{where}: ocr_thresholds({name}={value!r}): {problem}")
+            limits[name] = float(limit)
+    return limits
+
+
+def _test_limits(item: pytest.Item) -> dict[str, float]:
+    """The test's ``ocr_thresholds`` limits (checked at collection; a marker added later fails its test)."""
+    try:
+        return _marker_limits(item, item.nodeid)
+    except ValueError as exc:
+        message = str(exc)
+    raise pytest.fail.Exception(message, pytrace=False)
+
+
+def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScore, *, facts: bool = True) -> None:
+    """Check every threshold that applies and was not already asserted by a helper; fail with all violations.
+
+    ``facts=False``: not the implicit every-fact-passes threshold, nor fact regressions (fact items judge those)."""
+    __tracebackhide__ = True
+    context = item.stash[ITEM_STATE].context
+    asserted = {check["metric"] for check in context.checks}
+    failures = []
+    for threshold in _applicable_thresholds(state, score.document, _test_limits(item), facts=facts):
+        if threshold.metric in asserted or threshold.metric not in score.metrics:
+            continue
+        check = threshold.check(score.metrics[threshold.metric])
+        context.checks.append(check)
+        if not check["passed"]:
+            failures.append(failure_message(score, threshold, check["value"]))
+    if state.baseline is not None and state.tolerances:
+        regressions = state.baseline.check_document(score.document.dataset, score.engine, score.document.id,
+                                                    score.metrics, state.tolerances)
+        if not facts:  # --ocr-fact-items: the page's facts are judged by their own items
+            regressions = [regression for regression in regressions if regression.metric != "fact_pass_rate"]
+        failures += [regression.message for regression in regressions]
+    if facts:
+        failures += _fact_regressions(state, score)
+    if failures:
+        raise AssertionError("\n\n".join(failures))
+
+
+def _applicable_thresholds(state: PluginState, document: Any, limits: dict[str, float], *, facts: bool) -> Any:
+    """:func:`~pytest_ocrmetrics.thresholds.applicable_thresholds`; for a document without thresholds or facts of
+    its own in a test without limits (the usual case), the command line's, worked out once per run."""
+    configured = state.settings.command_line_thresholds()
+    if limits or document.thresholds or document.facts:
+        return applicable_thresholds(document, limits, configured, facts=facts)
+    thresholds = state.configured_thresholds.get(facts)
+    if thresholds is None:
+        thresholds = state.configured_thresholds[facts] = tuple(
+            applicable_thresholds(document, limits, configured, facts=facts))
+    return thresholds
+
+
+def _fact_regressions(state: PluginState, score: DocumentScore, only: str | None = None) -> list[str]:
+    """Facts of this document that passed in the baseline and fail now (with a tolerance on fact_pass_rate)."""
+    if state.baseline is None or not score.details.get("facts"):  # the usual case: nothing to import or check
+        return []
+    from pytest_ocrmetrics.gating import tolerance_for
+
+    if tolerance_for(state.tolerances, "fact_pass_rate") is None:
+        return []
+    facts = [f for f in score.details["facts"] if only is None or f["id"] == only]
+    return [regression.message for regression in state.baseline.check_facts(
+        score.document.dataset, score.engine, score.document.id, facts)]
+
+
+def check_test_function(item: pytest.Item) -> None:
+    """After a test function that used the OCR fixtures: check the thresholds its assertion helpers did not."""
+    __tracebackhide__ = True
+    item_state = item.stash[ITEM_STATE]
+    if item_state.output is not None and not item_state.filtered:
+        score = item_state.context.score_output(item_state.output)
+        _check_thresholds(item, item.config.stash[STATE], score)
+
+
+def fail_broken_dataset(item: pytest.Item) -> None:
+    """Error the test that stands for a dataset that could not be loaded, before any fixture runs."""
+    broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
+    if isinstance(broken, _BrokenDataset):  # its ground truth is malformed: this test errors with the loader's sentence
+        raise pytest.fail.Exception(broken.message, pytrace=False)

@@ -1,0 +1,138 @@
+"""Setting up the run when pytest configures: settings, engines, gates and baseline checked at once (a typo fails
+before any test), the run's :class:`~pytest_ocrmetrics.plugin.state.PluginState`, the hook classes it needs, and the
+engine output cache at session start."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+
+from pytest_ocrmetrics.engines.base import EngineOptionError
+from pytest_ocrmetrics.engines.registry import default_registry
+from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS
+from pytest_ocrmetrics.options import OcrSettings
+from pytest_ocrmetrics.plugin.items import _no_engine_hint
+from pytest_ocrmetrics.plugin.scheduling import _ShardHooks, _unfreeze_gc, _XdistHooks
+from pytest_ocrmetrics.plugin.session import _SessionHooks
+from pytest_ocrmetrics.plugin.state import STATE, PluginState
+from pytest_ocrmetrics.results import RunResults
+from pytest_ocrmetrics.runner import OcrRunner
+
+
+def configure_run(config: pytest.Config) -> None:
+    """Register the markers, check the settings (engines, gates, baseline: a typo fails before any test), make the
+    run's state and register the hook classes it needs."""
+    config.addinivalue_line("markers", "ocr_dataset(*paths, name=None): run this test once per document of the datasets (paths relative to the test file)")
+    config.addinivalue_line("markers", "ocr_thresholds(**limits): per-test limits, e.g. ocr_thresholds(cer=0.05, field_f1=0.9)")
+    settings = OcrSettings.from_config(config)
+    registry = default_registry()
+    config.hook.pytest_ocrmetrics_register_engines(registry=registry)
+    try:
+        runner = OcrRunner(settings, registry)
+        runner.validate()
+    except (EngineOptionError, KeyError, ValueError) as exc:
+        raise pytest.UsageError(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
+    results = RunResults(
+        normalization=_normalization(settings),
+        seed=settings.seed,
+    )
+    datasets_only = _datasets_only(config, settings)
+    if datasets_only and not runner.engines:
+        raise pytest.UsageError(f"--ocr-dataset needs an engine: {_no_engine_hint(runner)}")
+    gates, tolerances, baseline = _gating_settings(settings)
+    config.stash[STATE] = PluginState(settings, runner, results, is_worker=hasattr(config, "workerinput"),
+                                      gates=gates, tolerances=tolerances, baseline=baseline,
+                                      datasets_only=datasets_only,
+                                      junit_metrics=_junit_metrics(settings, gates, tolerances))
+    config.pluginmanager.register(_SessionHooks(config.stash[STATE]), "ocrmetrics-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(config.stash[STATE]), "ocrmetrics-xdist")
+    if settings.shard is not None:
+        config.pluginmanager.register(_ShardHooks(config.stash[STATE]), "ocrmetrics-shard")
+    # registered before pytest's own cleanups (this configure hook runs before the built-in plugins'), so it runs
+    # after them: pytest's closing gc.collect() passes do not walk the frozen collected items again
+    config.add_cleanup(functools.partial(_unfreeze_gc, config.stash[STATE]))
+
+
+def _datasets_only(config: pytest.Config, settings: OcrSettings) -> bool:
+    """``pytest --ocr-dataset=DIR`` with no test paths runs just the dataset's documents, not the project's tests;
+    ``pytest tests --ocr-dataset=DIR`` runs both (and fixture tests without a marker score DIR).
+
+    Decided on the controller (workers see the controller's arguments, not how they were chosen).
+    """
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return bool(workerinput.get("ocrmetrics_datasets_only", False))
+    given_on_command_line = bool(config.getoption("ocr_datasets"))  # not the ini key: suites built on it keep working
+    return given_on_command_line and config.args_source != pytest.Config.ArgsSource.ARGS
+
+
+JUNIT_DEFAULT_METRICS = frozenset({"cer", "wer", "field_f1"})
+
+
+def _junit_metrics(settings: OcrSettings, gates: tuple[Any, ...], tolerances: dict[str, Any]) -> frozenset[str] | None:
+    """The metrics a JUnit testcase carries with ``--ocr-junit-properties=default``: CER, WER and field F1, those with
+    a threshold, a gate or a regression tolerance, and the ``--ocr-metric`` extras (a test adds what it checked);
+    None (every computed metric) with ``all``. A dozen properties per testcase cost pytest about a tenth of a
+    millisecond each to carry and write."""
+    if settings.junit_properties == "all":
+        return None
+    return JUNIT_DEFAULT_METRICS | set(settings.command_line_thresholds()) | {gate.metric for gate in gates} \
+        | set(tolerances) | set(settings.extra_metrics)
+
+
+def _normalization(settings: OcrSettings) -> dict[str, Any]:
+    """The run file's ``normalization``: every setting a baseline must share for its numbers to be comparable."""
+    return {"name": settings.normalize, "unit": settings.unit, "tokenizer": settings.tokenizer,
+            "field_compare": settings.field_compare, "definitions": METRIC_DEFINITIONS,
+            "word_match": {"distance": settings.word_distance, "case_sensitive": settings.word_case_sensitive,
+                           "ignore_punctuation": settings.word_ignore_punctuation}}
+
+
+def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, Any], Any]:
+    """Parse gates and tolerances and load the baseline at startup, so a typo, a bad file or a baseline made with
+    other normalization settings (unless ``--ocr-baseline-allow-mismatch``) fails at once."""
+    from pytest_ocrmetrics.gating import Baseline, RunFileError, parse_gate, parse_significance, resolve_tolerances
+
+    try:
+        gates = tuple(parse_gate(expr) for expr in settings.gates)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--ocr-gate: {exc}") from None
+    try:
+        tolerances = resolve_tolerances(settings.max_regressions)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--ocr-max-regression: {exc}") from None
+    if settings.significance is not None:
+        try:
+            parse_significance(settings.significance)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--ocr-significance: {exc}") from None
+    baseline = None
+    if settings.baseline is not None:
+        try:
+            baseline = Baseline.load(settings.baseline)  # NaN or infinity inside is refused, naming the document
+        except RunFileError as exc:
+            raise pytest.UsageError(f"--ocr-baseline: {exc}") from None
+        current = _normalization(settings)
+        mismatch = baseline.normalization_mismatch(current, name=f"--ocr-baseline {str(settings.baseline)!r}",
+                                                   override="--ocr-baseline-allow-mismatch")
+        if mismatch is not None and not settings.baseline_allow_mismatch:
+            raise pytest.UsageError(mismatch)
+    return gates, tolerances, baseline
+
+
+def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:
+    """The engine output cache: --ocr-cache-dir, else inside pytest's cache directory; None with --ocr-no-cache."""
+    if not settings.cache:
+        return None
+    from pytest_ocrmetrics.cache import OutputCache
+
+    directory = settings.cache_dir
+    if directory is None:
+        cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+        if cache is None:
+            return None
+        directory = cache.mkdir("ocrmetrics") / "outputs"
+    return OutputCache(directory, refresh=settings.refresh_cache)

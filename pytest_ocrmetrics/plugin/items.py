@@ -1,0 +1,269 @@
+"""Collection: the documents × engines a test function is parametrized with, the dataset collector of
+``--ocr-dataset`` with its document and fact items, and finding the OCR case of any item."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import warnings
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from pytest_ocrmetrics.assertions import fact_failure_line
+from pytest_ocrmetrics.datasets import Dataset, DatasetError
+from pytest_ocrmetrics.engines.base import EngineError
+from pytest_ocrmetrics.plugin.checks import (_check_thresholds, _fact_regressions, _item_state, _marker_limits,
+                                             _recognize)
+from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
+from pytest_ocrmetrics.runner import OcrCase, OcrRunner, printable_id
+from pytest_ocrmetrics.scoring import DocumentScore
+
+
+class OcrFactItemsWarning(UserWarning):
+    """``--ocr-fact-items`` cannot split a Python test function's documents into one test per fact."""
+
+
+def _no_engine_hint(runner: OcrRunner) -> str:
+    names = ", ".join(runner.registry.names())
+    return f"pass --ocr-engine=NAME (registered engines: {names})"
+
+
+def _load(state: PluginState, path: Path, name: str | None = None) -> Dataset | _BrokenDataset:
+    try:
+        return state.runner.dataset(path, name)
+    except DatasetError as exc:  # not raised from here: no "During handling of the above exception" copy
+        return _BrokenDataset(str(path), str(exc))
+
+
+def _cases(state: PluginState, datasets: list[Dataset]) -> Iterator[OcrCase]:
+    for dataset in datasets:
+        for document in dataset.documents:
+            for engine in state.runner.engines:
+                yield OcrCase(engine, document, dataset)
+
+
+def _skip_param(reason: str, id: str) -> Any:
+    return pytest.param(None, marks=pytest.mark.skip(reason=reason), id=id)
+
+
+def generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize a test function that uses the OCR fixtures with the documents × engines of its datasets (the
+    ``ocr_dataset`` marker's, else ``--ocr-dataset``'s): one erroring test stands for a dataset that could not be
+    loaded, one skipped test says why there is nothing to score."""
+    if CASE_ARG not in metafunc.fixturenames:
+        return
+    try:  # a typo in a threshold marker is refused at collection, once, not in every generated test
+        _marker_limits(metafunc.definition, metafunc.definition.nodeid)
+    except ValueError as exc:
+        message = str(exc)
+    else:
+        message = ""
+    if message:
+        raise pytest.Collector.CollectError(message)
+    state = _state(metafunc.config)
+    marker = metafunc.definition.get_closest_marker("ocr_dataset")
+    if marker is not None:
+        base = metafunc.definition.path.parent
+        paths = [(base / str(p), marker.kwargs.get("name")) for p in marker.args]
+    else:
+        state.cli_datasets_used_by_functions = True
+        paths = [(state.settings.datasets_base / p, None) for p in state.settings.datasets]
+    if not paths:
+        metafunc.parametrize(CASE_ARG, [_skip_param(
+            "no OCR dataset: add @pytest.mark.ocr_dataset('path'), --ocr-dataset=PATH or the ocr_datasets ini key",
+            "no-dataset")])
+        return
+    if not state.runner.engines:
+        metafunc.parametrize(CASE_ARG, [_skip_param(f"no OCR engine selected: {_no_engine_hint(state.runner)}",
+                                                    "no-engine")])
+        return
+    loaded = [_load(state, path, name) for path, name in paths]
+    cases = list(_cases(state, [d for d in loaded if isinstance(d, Dataset)]))
+    broken = [d for d in loaded if isinstance(d, _BrokenDataset)]
+    if not cases and not broken:
+        metafunc.parametrize(CASE_ARG, [_skip_param("the OCR datasets have no documents", "no-documents")])
+        return
+    if state.settings.fact_items and any(c.document.facts for c in cases):
+        warnings.warn(OcrFactItemsWarning(
+            f"--ocr-fact-items: {metafunc.definition.nodeid} is a test function, which gets one test per document "
+            "whatever the option says (its facts are checked in it); fact items are made for --ocr-dataset datasets "
+            "run without Python tests"), stacklevel=1)
+    params = [pytest.param(c, id=c.id) for c in cases]
+    params += [pytest.param(b, id=f"dataset-error-{n}-{Path(b.dataset).name}") for n, b in enumerate(broken, 1)]
+    metafunc.parametrize(CASE_ARG, params)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a dataset's documents and items are made (they all live until the end:
+    its full passes over a growing heap would find nothing), back on afterwards as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class OcrDatasetCollector(pytest.Collector):
+    """A dataset given with ``--ocr-dataset`` and no Python test: one item per document × engine."""
+
+    def __init__(self, *, dataset_path: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.dataset_path = dataset_path
+
+    def collect(self) -> list[pytest.Item]:
+        state = _state(self.config)
+        if not state.runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
+            pytest.skip(f"no OCR engine selected: {_no_engine_hint(state.runner)}")
+        try:
+            with _collector_paused():  # thousands of long-lived documents and items: nothing to collect yet
+                dataset = state.runner.dataset(self.dataset_path)
+        except DatasetError as exc:
+            message = str(exc)
+        else:
+            items: list[pytest.Item] = []
+            with _collector_paused():
+                for case in _cases(state, [dataset]):
+                    items.append(OcrDocumentItem.from_parent(self, name=case.id, case=case))
+                    if state.settings.fact_items:
+                        items += [OcrFactItem.from_parent(self, name=f"{case.id}[{printable_id(fact.id)}]", case=case,
+                                                  fact=fact)
+                                  for fact in case.document.facts]
+            return items
+        # a CollectError is shown as its message alone (a plain string, so xdist shows it once, not once per worker)
+        raise self.CollectError(message)
+
+
+class OcrDocumentItem(pytest.Item):
+    """One document through one engine, checked against the thresholds of every level."""
+
+    def __init__(self, *, case: OcrCase, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def setup(self) -> None:
+        state = _state(self.config)
+        item_state = _item_state(self, state, self.case)
+        key = (self.case.engine.label, self.case.dataset.root, self.case.document.id)
+        if state.last_page is not None and state.last_page[0] == key:  # a fact item after its page's item
+            _, item_state.output, item_state.filtered, item_state.context.score = state.last_page
+            return
+        state.last_page = None
+        _recognize(self, state, item_state)
+        if state.settings.fact_items and self.case.document.facts:
+            state.last_page = (key, item_state.output, item_state.filtered, None)
+
+    def runtest(self) -> None:
+        state = _state(self.config)
+        item_state = self.stash[ITEM_STATE]
+        if item_state.filtered:
+            pytest.skip(item_state.filtered)
+        score = self._score(state, item_state)
+        # with --ocr-fact-items each fact is judged by its own item, not again here
+        _check_thresholds(self, state, score, facts=not state.settings.fact_items)
+
+    def _score(self, state: PluginState, item_state: ItemState) -> DocumentScore:
+        score = item_state.context.score_output(item_state.output)  # type: ignore[arg-type]
+        if state.last_page is not None and state.last_page[1] is item_state.output:
+            state.last_page = (*state.last_page[:3], score)
+        return score
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+        if isinstance(excinfo.value, (AssertionError, EngineError, FileNotFoundError)):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        # the dataset folder, not the image: xdist sends the location before any report, and an image path may hold
+        # a lone surrogate (a file name that is not UTF-8); the headline "engine: document" is made printable too
+        return self.path, None, printable_id(f"{self.case.engine.label}: {self.case.document.id}")
+
+
+class OcrFactItem(OcrDocumentItem):
+    """One page-level fact of a document through one engine (``--ocr-fact-items``), named ``DOCUMENT[FACT ID]`` so
+    ``-k FACT_ID`` selects it: fails when the fact's final verdict (the repeats' strict majority) fails. The page is
+    recognised and scored once, by whichever of its items runs first; the others reuse that."""
+
+    def __init__(self, *, fact: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.fact = fact
+
+    def runtest(self) -> None:
+        __tracebackhide__ = True
+        state = _state(self.config)
+        item_state = self.stash[ITEM_STATE]
+        if item_state.filtered:
+            pytest.skip(item_state.filtered)
+        score = self._score(state, item_state)
+        result = next(f for f in score.details.get("facts", ()) if f["id"] == self.fact.id)
+        item_state.context.checks.append({
+            "metric": "fact_pass_rate", "fact": self.fact.id, "value": 1.0 if result["passed"] else 0.0,
+            "limit": 1.0, "operator": ">=", "source": "fact item", "passed": bool(result["passed"])})
+        failures = [] if result["passed"] else [fact_failure_line(result, score)]
+        failures += _fact_regressions(state, score, only=self.fact.id)
+        if failures:
+            raise AssertionError("\n".join(failures))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, printable_id(f"{self.case.engine.label}: {self.case.document.id} [{self.fact.id}]")
+
+
+def add_dataset_items(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Collect the ``--ocr-dataset`` datasets (when no test function scores them) into document items, each through
+    pytest's collection hooks as a test file would be, and add them to ``items``."""
+    state = _state(config)
+    if not state.settings.datasets or state.cli_datasets_used_by_functions:
+        return
+    taken: set[str] = set()
+    for path_text in state.settings.datasets:
+        path = state.settings.datasets_base / path_text
+        nodename = _dataset_nodeid(path, config.rootpath, taken)
+        collector = OcrDatasetCollector.from_parent(session, name=nodename, nodeid=nodename, path=path,
+                                                   dataset_path=path)
+        session.ihook.pytest_collectstart(collector=collector)
+        report = session.ihook.pytest_make_collect_report(collector=collector)
+        report.__dict__.pop("call", None)  # as pytest's collect_one_node does: CallInfo cannot travel to xdist
+        if report.failed:  # rides on the report to the controller, which lists it in the run file
+            report.ocr_collection_error = {"dataset": str(path), "message": _collect_message(report)}  # type: ignore[attr-defined]
+        session.ihook.pytest_collectreport(report=report)
+        if report.failed and not session.shouldfail:
+            # one broken dataset must not cost the others their run: pytest stops the session on any collection
+            # error it counted, so this one is not counted; it is listed, and pytest_sessionfinish fails the run
+            session.testsfailed -= 1
+        if report.passed:
+            items.extend(n for n in report.result if isinstance(n, pytest.Item))
+
+
+def _dataset_nodeid(path: Path, rootpath: Path, taken: set[str]) -> str:
+    """The node id of a dataset given with ``--ocr-dataset``: its path relative to the rootdir, or its name when it
+    lies outside (JUnit turns node ids into class names: an absolute path would give ``.home.me.data``).
+    Unique among the datasets of the run."""
+    resolved = path.resolve()
+    try:
+        nodename = resolved.relative_to(rootpath.resolve()).as_posix()
+    except ValueError:
+        nodename = ""
+    if nodename in ("", "."):
+        nodename = resolved.stem if resolved.is_file() else resolved.name
+    nodename = printable_id(nodename) or "dataset"  # a folder name with ESC would make the JUnit XML invalid
+    unique, n = nodename, 2
+    while unique in taken:
+        unique, n = f"{nodename}-{n}", n + 1
+    taken.add(unique)
+    return unique
+
+
+def _collect_message(report: pytest.CollectReport) -> str:
+    text = report.longrepr if isinstance(report.longrepr, str) else report.longreprtext
+    return text.strip()[:2000]
+
+
+def _case_of(item: pytest.Item) -> OcrCase | None:
+    if isinstance(item, OcrDocumentItem):
+        return item.case
+    case = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
+    return case if isinstance(case, OcrCase) else None

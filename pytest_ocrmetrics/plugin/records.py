@@ -1,0 +1,104 @@
+"""A test's OCR record and what rides on its report: the record (its scores, checks and engine identity), the
+JUnit properties, and the cleaning of what an xdist worker sends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_ocrmetrics.plugin.checks import _item_state
+from pytest_ocrmetrics.plugin.items import _case_of
+from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
+from pytest_ocrmetrics.reporting.safe_text import clean_text
+from pytest_ocrmetrics.scoring import document_record
+
+
+def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dict[str, Any]:
+    case = item_state.case
+    output = item_state.output
+    if output is not None and not item_state.filtered:
+        record = item_state.context.score_output(output).to_record()
+    else:
+        record = document_record(case.document, case.engine.label, output)
+        if case.document.facts:  # counted as failed in the facts summary when the test errored (no output)
+            from pytest_ocrmetrics.metrics.facts.summary import unchecked_facts
+
+            record["details"] = {"facts": unchecked_facts(case.document.facts,
+                                                          "not checked: the document got no output (its test errored)")}
+    record["nodeid"] = item.nodeid
+    record["checks"] = list(item_state.context.checks)
+    if case.document.tags:  # per-tag rows of the summary (RunResults.summary_by_tag)
+        record["tags"] = list(case.document.tags)
+    if item_state.filtered:
+        record["filtered"] = True
+        record["message"] = item_state.filtered
+    identity = state.runner.identity_once(case.engine)
+    if identity is not None:
+        record["engine_identity"] = identity
+    skipped = [{"source": s.source, "reason": s.reason} for s in case.dataset.skipped]
+    if skipped:
+        record["dataset_skipped"] = skipped
+    return record
+
+
+def add_record(item: pytest.Item, report: Any) -> Any:
+    """Put the OCR record of ``item``'s test and its JUnit properties on the first report that can carry them (the
+    call's; setup's or teardown's when there was no call), and let go of the output and scores at teardown."""
+    when = report.when
+    if when == "setup":
+        broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
+        if isinstance(broken, _BrokenDataset):  # listed in the run's collection_errors
+            report.ocr_collection_error = {"dataset": broken.dataset, "message": broken.message}
+    item_state = item.stash.get(ITEM_STATE, None)
+    if item_state is None:
+        case = _case_of(item)
+        if case is None or when != "setup" or report.passed:
+            return report
+        # setup failed before the OCR fixtures or item setup ran
+        item_state = _item_state(item, _state(item.config), case)
+    last_chance = when == "teardown" or (when == "setup" and not report.passed)
+    if not item_state.recorded and (when == "call" or last_chance):
+        state = _state(item.config)
+        record = _record(item, state, item_state)
+        item_state.recorded = True
+        report.ocr_record = record  # type: ignore[attr-defined]
+        # the same text with and without xdist (whose workers must send UTF-8): lone surrogates become U+FFFD here
+        properties = [(f"ocr.{key}", clean_text(str(record[field]))[0])
+                      for key, field in (("engine", "engine"), ("dataset", "dataset"), ("document", "id"))]
+        wanted = state.junit_metrics
+        if wanted is not None:  # --ocr-junit-properties=default: the metrics that matter, and what this test checked
+            wanted = wanted | {check.get("metric") for check in record["checks"]}
+        properties += [(f"ocr.{name}", _property_value(value)) for name, value in record["metrics"].items()
+                       if wanted is None or name in wanted]
+        if record.get("cached"):
+            properties.append(("ocr.cached", "true"))
+        if record.get("truncated"):
+            properties.append(("ocr.truncated", "true"))
+        if record.get("filtered"):
+            properties.append(("ocr.filtered", "true"))
+        item.user_properties.extend(properties)
+        report.user_properties = list(item.user_properties)
+    if when == "teardown":  # the item lives until the session ends; its output and scores need not
+        item_state.output = None
+        item_state.context.score = None
+    return report
+
+
+def clean_serialized(data: Any) -> Any:
+    """What an xdist worker sends must be UTF-8: a lone surrogate (from a ``\\ud800`` escape in ground truth or in a
+    server's answer) in the OCR record, a failure message or a property is replaced with U+FFFD here, and the record
+    counts its own replacements as ``replaced_characters`` (the run file's total includes them)."""
+    if not isinstance(data, dict):
+        return data
+    from pytest_ocrmetrics.reporting.safe_text import clean_run
+
+    record = data.get("ocr_record")
+    if isinstance(record, dict):
+        record, count = clean_run(record)
+        data["ocr_record"] = {**record, "replaced_characters": count} if count else record
+    return clean_run(data)[0]
+
+
+def _property_value(value: float) -> str:
+    return repr(round(float(value), 6)) if isinstance(value, float) else str(value)

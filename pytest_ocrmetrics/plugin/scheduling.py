@@ -1,0 +1,147 @@
+"""When and where documents are recognised: ``--ocr-shard`` deselection, what xdist workers are told, recognising
+ahead of the tests (the prefetch pools), and freezing the long-lived collected objects out of the garbage
+collector's full passes."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any, Generator
+
+import pytest
+
+from pytest_ocrmetrics.plugin.items import _case_of
+from pytest_ocrmetrics.plugin.state import PluginState, _state
+
+GC_FREEZE_EVERY = 1000  # tests between two gc.freeze() calls of a run that froze its collected items
+
+
+class _ShardHooks:
+    """Registered with ``--ocr-shard=K/N``: deselects the documents of the other shards, after every other plugin
+    filtered the items (a wrapper), lets a shard that holds no document pass (it still writes its run file), and says
+    that gates and baseline aggregates saw only the shard."""
+
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+        self.shard = state.settings.shard
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
+        result = yield
+        other: list[pytest.Item] = []
+        for item in items:
+            case = _case_of(item)  # tests that score no document run in every shard
+            if case is not None and not self.shard.holds(case.document.dataset, case.document.id):
+                other.append(item)
+        if other:
+            config.hook.pytest_deselected(items=other)
+            dropped = set(map(id, other))
+            items[:] = [item for item in items if id(item) not in dropped]
+        return result
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+
+    @pytest.hookimpl(trylast=True)  # under the gates it is about
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.state.is_worker and (self.state.gates or self.state.baseline is not None):
+            terminalreporter.write_line(f"--ocr-shard={self.shard}: the gates and the baseline's aggregates saw only "
+                                        f"this shard's documents; check them on the merged run with ocrmetrics merge")
+
+
+class _XdistHooks:
+    """Registered only when pytest-xdist is loaded: tells the workers what the controller decided."""
+
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput["ocrmetrics_datasets_only"] = self.state.datasets_only
+
+
+def _unfreeze_gc(state: PluginState) -> None:
+    """Undo the ``gc.freeze()`` of :func:`after_collection` (an in-process run must not keep its items
+    out of the garbage collector's reach)."""
+    if state.gc_frozen:
+        gc.unfreeze()
+        state.gc_frozen = False
+
+
+def freeze_survivors(state: PluginState) -> None:
+    """Called after each test (``pytest_runtest_logfinish``): every thousand tests, what survived them (reports, JUnit
+    records, the run's index) is frozen too, after a collection of the young generations (so the cycles that failures
+    leave behind are freed, not kept): the collector's full passes, and pytest's own when it unconfigures, then walk at
+    most a thousand tests' objects instead of every report of the run (about a tenth of a 20,000-test run). Undone with
+    the rest at cleanup."""
+    if state.gc_frozen:
+        state.tests_since_freeze += 1
+        if state.tests_since_freeze >= GC_FREEZE_EVERY:
+            state.tests_since_freeze = 0
+            gc.collect(1)
+            gc.freeze()
+
+
+def after_collection(session: pytest.Session) -> None:
+    """Start recognising every collected document ahead of its test (remote engines: many requests at once).
+
+    Not under xdist: every worker collects every document but runs only some, so prefetching there would send each
+    page once per worker; with ``-n N`` the workers themselves are the concurrency.
+    """
+    state = _state(session.config)
+    if session.config.option.collectonly or _xdist_controller(session.config):
+        return
+    cases = [case for item in session.items if (case := _case_of(item)) is not None]
+    if cases and not state.gc_frozen:
+        # the collected items, datasets and modules live until the end: the cyclic garbage collector need not walk
+        # them again and again while thousands of tests run (about a tenth of a large run); undone at the end
+        gc.freeze()
+        state.gc_frozen = True
+    if cases and not state.is_worker:  # a worker queues its documents as it learns them (pytest_runtest_protocol)
+        state.runner.start_prefetch(cases)
+
+
+def prefetch_ahead(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """On an xdist worker: recognise ahead the documents of the tests this worker was given and has not run yet.
+
+    A worker learns its tests a few at a time (``--dist load`` sends small batches as tests finish), so before each
+    test the worker's queue is read and its documents are added to the prefetch pools: a remote engine keeps up to
+    ``--ocr-concurrency`` requests in flight per worker instead of one.
+    """
+    state = _state(item.config)
+    if not state.is_worker or not state.prefetch_ahead or not state.runner.engines:
+        return
+    upcoming = [item] + ([nextitem] if nextitem is not None else []) + _queued_items(item)
+    cases = [case for candidate in upcoming if (case := _case_of(candidate)) is not None]
+    if cases:
+        state.runner.prefetch_more(cases)
+        state.prefetch_ahead = state.runner.may_prefetch()  # in-process engines only: stop looking
+
+
+def _worker_queue(config: pytest.Config) -> Any:
+    """pytest-xdist's queue of the item indices this worker was sent and has not started (its ``TestQueue``), or
+    None when this xdist version keeps it elsewhere (then only the next test is prefetched)."""
+    for plugin in config.pluginmanager.get_plugins():
+        queue = getattr(plugin, "torun", None)
+        if type(plugin).__name__ == "WorkerInteractor" and callable(getattr(queue, "lock", None)):
+            return queue
+    return None
+
+
+def _queued_items(item: pytest.Item) -> list[pytest.Item]:
+    state = _state(item.config)
+    queue = state.worker_queue if state.worker_queue is not None else _worker_queue(item.config)
+    state.worker_queue = queue if queue is not None else False
+    if not queue:
+        return []
+    limit = 2 * state.settings.concurrency
+    try:
+        with queue.lock() as pending:
+            indices = [index for _, index in zip(range(limit), pending) if isinstance(index, int)]
+    except Exception:  # noqa: BLE001 - prefetching is an optimisation: never a reason for a test to fail
+        return []
+    items = item.session.items
+    return [items[index] for index in indices if 0 <= index < len(items)]
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and config.pluginmanager.hasplugin("dsession")

@@ -1,0 +1,201 @@
+"""The end of the run: test reports become document records, the run is built, judged by the gates and the
+baseline and written to the reports, and the terminal summary shows it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ocrmetrics import __version__
+from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
+from pytest_ocrmetrics.plugin.state import _REPORTS, PluginState, _state
+from pytest_ocrmetrics.runner import printable_id
+
+_XDIST_HEADER = re.compile(r"^\[gw\d+\] [^\n]*\n")
+
+
+class _SessionHooks:
+    """Hooks that need this config's state but get no config: results from reports, and Ctrl-C.
+
+    Report records become document records on the process that writes the reports (the xdist controller).
+    """
+
+    def __init__(self, state: PluginState) -> None:
+        self.state = state
+
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        freeze_survivors(self.state)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.state.interrupted = True
+        self.state.runner.cancel()  # drop queued recognition at once instead of waiting for it
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if not self.state.is_worker:
+            self._note_collection_error(report)
+
+    def _note_collection_error(self, report: pytest.CollectReport | pytest.TestReport) -> None:
+        error = getattr(report, "ocr_collection_error", None)
+        if isinstance(error, dict):
+            self.state.results.add_collection_error(str(error["dataset"]), str(error["message"]))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.state.is_worker:
+            return
+        self._note_collection_error(report)  # a Python suite's broken dataset errors one test
+        pending = self.state.pending.setdefault(report.nodeid, {"record": None, "outcome": "passed", "message": None})
+        record = getattr(report, "ocr_record", None)
+        if record is not None:
+            pending["record"] = record
+            del report.ocr_record  # the terminal reporter keeps every report: the record is held once, by results
+        if report.failed:
+            outcome = "failed" if report.when == "call" else "error"
+            if pending["outcome"] != "error":
+                pending["outcome"] = outcome
+                pending["message"] = _short_message(report)
+        elif report.skipped and pending["outcome"] == "passed":
+            pending["outcome"] = "skipped"
+            pending["message"] = _short_message(report)
+        if report.when == "teardown":
+            done = self.state.pending.pop(report.nodeid)
+            if done["record"] is not None:
+                self.state.results.add(done["record"], done["outcome"], done["message"])
+
+
+def _short_message(report: pytest.TestReport) -> str:
+    """The reason in a few lines: the skip reason, or the exception message without the traceback."""
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None else report.longreprtext
+    text = _XDIST_HEADER.sub("", text.strip())  # "[gw1] linux -- Python 3.11" that xdist puts before a longrepr
+    return text.strip().removeprefix("AssertionError: ").removeprefix("Failed: ")[:2000]
+
+
+def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The OCR metrics section of the terminal summary (on the controller): the summary table, the verdict of the
+    gates and the baseline, the notes that keep a green run honest, and the reports written or not."""
+    state = _state(config)
+    if state.settings.summary == "none" and not state.is_worker:  # no summary, but a report that failed is said
+        for problem in config.stash.get(_REPORTS, ({}, []))[1]:
+            terminalreporter.write_line(problem, red=True, bold=True)
+    if state.is_worker or state.settings.summary == "none" or not state.results.records:
+        return
+    from pytest_ocrmetrics.reporting.terminal import render_summary
+
+    if state.run is None:  # the run could not be built: say why
+        for problem in config.stash.get(_REPORTS, ({}, []))[1]:
+            terminalreporter.write_line(problem, red=True, bold=True)
+        return
+    lines = render_summary(state.run, mode=state.settings.summary, columns=state.settings.columns)
+    if state.verdict is not None:
+        lines += state.verdict.lines()
+    terminalreporter.write_sep("=", "OCR metrics")
+    for line in lines:
+        terminalreporter.write_line(line)
+    for line, red in _run_notes(state, state.run):
+        terminalreporter.write_line(line, red=red, bold=red)
+    written, problems = config.stash.get(_REPORTS, ({}, []))
+    for path in written.values():
+        terminalreporter.write_line(f"wrote {printable_id(str(path))}")  # a control character in a path: visible
+    for problem in problems:  # a report that failed: loud, but the exit status stays the tests' own
+        terminalreporter.write_line(problem, red=True, bold=True)
+
+
+def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]]:
+    """Lines under the summary table that keep a green run honest: a dataset that could not be loaded, a run that
+    checked no threshold at all (an interrupted run is marked by the summary itself). Each is ``(line, red)``."""
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
+    notes = []
+    for error in run.get("collection_errors") or ():
+        message = " ".join(str(error.get("message") or "see the collection error above").split())
+        notes.append((show_controls(f"dataset {error['dataset']} could not be loaded and is not in this summary: "
+                                    f"{message}"), True))
+    checked = any(document.get("checks") for document in run.get("documents") or ())
+    if not checked and not state.gates and state.baseline is None:
+        notes.append(("no threshold was checked: pass --ocr-max/--ocr-min (e.g. --ocr-max=cer:0.05) or --ocr-gate, "
+                      "or add @pytest.mark.ocr_thresholds or per-document thresholds", False))
+    return notes
+
+
+def _interrupted(session: pytest.Session, state: PluginState, exitstatus: int) -> bool:
+    """Whether the run stopped before every collected test ran: Ctrl-C, ``-x``/``--maxfail``, ``session.shouldstop``
+    (xdist stops its controller with an interruption for these too)."""
+    return (state.interrupted or bool(session.shouldstop) or bool(session.shouldfail)
+            or exitstatus == pytest.ExitCode.INTERRUPTED)
+
+
+def finish_session(session: pytest.Session, exitstatus: int) -> None:
+    """Build the run from the document records (on the controller), judge it by the gates and the baseline, write the
+    reports and the JUnit suite properties, and set the exit status for a failure that belongs to no single test."""
+    state = _state(session.config)
+    state.runner.close()
+    if (not state.is_worker and state.results.collection_errors
+            and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a dataset that could not be loaded fails the run
+    if state.is_worker or not (state.results.records or state.settings.shard):  # an empty shard writes its run file
+        return
+    from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
+    from pytest_ocrmetrics.verdict import ReportError, Verdict, judge_run, suite_properties, write_reports
+
+    settings = state.settings
+    try:
+        run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
+                                   resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus))
+        run["bootstrap"] = {"seed": settings.seed, "resamples": settings.bootstrap}  # ocrmetrics merge recomputes
+        if settings.shard is not None:
+            run["shard"] = settings.shard.to_dict()
+        run = sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
+    except Exception as exc:  # noqa: BLE001 - a bug of ours must not end the session in an internal error
+        session.config.stash[_REPORTS] = ({}, [f"could not build the OCR run for the reports: {_one_line(exc)}"])
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED  # nothing was checked at the run's level: never green
+        return
+    state.run = run
+    try:
+        verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,
+                            significance=settings.significance, seed=settings.seed)
+        if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
+            run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
+    except Exception as exc:  # noqa: BLE001 - the reports are still written; the gates count as failed
+        verdict = Verdict(notes=(f"ERROR: the gates and the baseline could not be checked: {_one_line(exc)}",),
+                          error=True)
+    state.verdict = verdict
+    try:
+        reports: tuple[dict[str, Path], list[str]] = (write_reports(
+            run, verdict, json_path=settings.json_path, html=settings.html_path, csv=settings.csv_path,
+            markdown=settings.markdown_path), [])
+    except ReportError as exc:  # the other reports were written; the summary names the ones that were not
+        reports = (exc.written, exc.problems)
+    session.config.stash[_REPORTS] = reports
+    xml = _junit_xml(session.config)
+    if xml is not None:
+        for name, value in suite_properties(run, verdict):
+            xml.add_global_property(xml_safe(name), value)  # pytest escapes property values, not names
+    if verdict.failed and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _one_line(exc: BaseException) -> str:
+    """``Type: first line of the message``, with control characters shown as marks."""
+    from pytest_ocrmetrics.reporting.safe_text import clean_text, show_controls
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return show_controls(clean_text(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[0])[:500]
+
+
+def _junit_xml(config: pytest.Config) -> Any:
+    """pytest's JUnit XML writer on this process, or None (no --junitxml, or an xdist worker).
+
+    pytest's ``record_testsuite_property`` does nothing under xdist because workers have no writer; the controller
+    does, so suite-level properties are added here, guarded against pytest changing its internals.
+    """
+    try:
+        from _pytest.junitxml import xml_key
+    except ImportError:  # pragma: no cover - a future pytest
+        return None
+    xml = config.stash.get(xml_key, None)
+    return xml if callable(getattr(xml, "add_global_property", None)) else None
