@@ -58,6 +58,18 @@ class _XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["ocrmetrics_datasets_only"] = self.state.datasets_only
 
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``--dist load`` (the default with ``-n``) that keeps twice ``--ocr-concurrency`` tests queued on each worker
+        to the end of an OCR run, so that its prefetch pool stays full (see :mod:`.xdist_scheduler`); None (xdist's
+        own) for another mode, a ``--maxschedchunk``, a run without engines or a concurrency of 1."""
+        minimum = 2 * self.state.settings.concurrency  # a backlog: the pool never waits for the next test to arrive
+        if (config.getvalue("dist") != "load" or config.getoption("maxschedchunk", None) is not None
+                or not self.state.runner.engines or self.state.settings.concurrency < 2):
+            return None
+        from pytest_ocrmetrics.plugin.xdist_scheduler import prefetching_load_scheduler
+
+        return prefetching_load_scheduler(config, log, minimum)
+
 
 def _unfreeze_gc(state: PluginState) -> None:
     """Undo the ``gc.freeze()`` of :func:`after_collection` (an in-process run must not keep its items
