@@ -25,14 +25,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import count
 from operator import countOf, itemgetter
 from typing import AbstractSet, Iterator, Sequence, Union, cast, overload
 
 import regex
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["Alignment", "AlignedPair", "ClusterSequence", "align", "align_text", "align_words", "encode_text",
-           "encode_units", "score_hint"]
+__all__ = ["Alignment", "AlignedPair", "ClusterSequence", "align", "align_text", "align_units", "align_words",
+           "encode_text", "encode_units", "score_hint", "unit_codes"]
 
 _GRAPHEME = regex.compile(r"\X")
 
@@ -81,11 +82,18 @@ class Alignment:
 
         Deletions pair a reference unit with ``None``, insertions pair ``None`` with the inserted unit.
         """
-        ref, hyp = self.reference, self.hypothesis
-        return Counter(
+        # Counted on the code points rapidfuzz compared (a cluster's placeholder stands for it), then each distinct
+        # pair is decoded once: indexing a ClusterSequence per operation would cost a Python call each time.
+        ref, hyp = _codes(self.reference), _codes(self.hypothesis)
+        counts = Counter(
             (ref[i], hyp[j]) if tag == "replace" else (ref[i], None) if tag == "delete" else (None, hyp[j])
             for tag, i, j in self.editops
         )
+        decode = _decoder(self.reference) or _decoder(self.hypothesis)
+        if not decode:
+            return counts
+        get = decode.get  # placeholders are distinct from every character of both texts: no two pairs merge
+        return Counter({(get(r, r), get(h, h)): n for (r, h), n in counts.items()})  # type: ignore[arg-type]
 
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
         """The alignment as ``(tag, i1, i2, j1, j2)`` blocks covering both sequences (tags as in ``difflib``).
@@ -345,6 +353,11 @@ def _codes(units: Units) -> str:
     return units.encoded if isinstance(units, ClusterSequence) else units  # type: ignore[return-value]
 
 
+def _decoder(units: Units) -> dict[str, str] | None:
+    """The placeholder -> cluster map of ``units`` (shared by both sides of an alignment), or ``None``."""
+    return units.decode if isinstance(units, ClusterSequence) else None
+
+
 def encode_text(reference: str, hypothesis: str, *, unit: str = "grapheme") -> tuple[Units, Units, str, str]:
     """The character units of two texts and the two ``str`` rapidfuzz compares in their place (one code point a unit).
 
@@ -383,6 +396,34 @@ def encode_units(reference: Sequence[str], hypothesis: Sequence[str]) -> tuple[l
     return ref_codes, hyp_codes
 
 
+def unit_codes(reference: Sequence[str], hypothesis: Sequence[str]) -> tuple[list[int], list[int], int, int]:
+    """Like :func:`encode_units`, but the codes need not be consecutive (a unit's code is the position where it first
+    occurs, counting the hypothesis after the reference), which lets the encoding run in C; rapidfuzz compares the
+    codes exactly either way. Also returns how many distinct units the reference has and both sides have together
+    (set sizes that token accuracy needs, for free).
+
+    >>> unit_codes(["to", "be", "or"], ["be", "not"])
+    ([0, 1, 2], [1, 4], 3, 4)
+    """
+    vocabulary: dict[str, int] = {}
+    code = vocabulary.setdefault
+    ref_codes = list(map(code, reference, count()))
+    ref_distinct = len(vocabulary)
+    hyp_codes = list(map(code, hypothesis, count(len(ref_codes))))
+    return ref_codes, hyp_codes, ref_distinct, len(vocabulary)
+
+
+def align_units(ref_units: Sequence[str], hyp_units: Sequence[str], ref_codes: list[int],
+                hyp_codes: list[int]) -> Alignment:
+    """Align two unit sequences already encoded with :func:`unit_codes` (or :func:`encode_units`).
+
+    >>> words = ["to", "be"], ["be"]
+    >>> align_units(*words, *unit_codes(*words)[:2]).deletions
+    1
+    """
+    return _run(ref_units, hyp_units, ref_codes, hyp_codes)
+
+
 def align_text(reference: str, hypothesis: str, *, unit: str = "grapheme") -> Alignment:
     """Align two (already normalized) texts character by character; ``unit`` is ``"grapheme"`` or ``"codepoint"``.
 
@@ -411,4 +452,4 @@ def align(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
     >>> align(["ab", "c"], ["ab", "d"]).editops
     (('replace', 1, 1),)
     """
-    return _run(reference, hypothesis, *encode_units(reference, hypothesis))
+    return _run(reference, hypothesis, *unit_codes(reference, hypothesis)[:2])

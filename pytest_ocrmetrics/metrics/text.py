@@ -23,10 +23,10 @@ import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import compress
+from itertools import chain, compress, repeat
 from typing import Any, Literal, Sequence, Union
 
-from pytest_ocrmetrics.metrics.alignment import Alignment, align_text, align_words
+from pytest_ocrmetrics.metrics.alignment import Alignment, align_text, align_units, align_words, unit_codes
 from pytest_ocrmetrics.metrics.normalize import NormalizationProfile, ProfileLike, get_profile
 from pytest_ocrmetrics.metrics.rates import json_float, normalized_distance, share
 from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS, check_text, words
@@ -508,7 +508,7 @@ def _error_rate_result(metric: str, a: Alignment, *, unit: str, tokenizer: str |
 
 def _confusion_result(a: Alignment, *, unit: str, profile: str, rate_of: str = "errors") -> ConfusionMatrix:
     # Counter.most_common sorts stably, so equal counts keep their order of first occurrence
-    cells = tuple((ref, hyp, count) for (ref, hyp), count in a.confusions.most_common())
+    cells = tuple([(ref, hyp, count) for (ref, hyp), count in a.confusions.most_common()])
     counted = a.distance if rate_of == "errors" else a.substitutions
     return ConfusionMatrix(
         metric="confusion",
@@ -546,7 +546,6 @@ def _token_accuracy_result(ref: list[str], hyp: list[str], *, tokenizer: str, pr
                            position_denominator: str = "max") -> TokenAccuracy:
     n, m = len(ref), len(hyp)
     position_matches = sum(map(operator.eq, ref, hyp))
-    position_total = max(n, m) if position_denominator == "max" else n
     if counting == "set":
         ref_side, hyp_side = set(ref), set(hyp)
         correct = len(ref_side & hyp_side)
@@ -557,6 +556,25 @@ def _token_accuracy_result(ref: list[str], hyp: list[str], *, tokenizer: str, pr
             ref_counts, hyp_counts = Counter(ref), Counter(hyp)
             correct = sum(map(min, ref_counts.values(), map(hyp_counts.__getitem__, ref_counts)))
         ref_count, hyp_count = n, m
+    return _token_accuracy(n, m, position_matches, correct, ref_count, hyp_count, tokenizer=tokenizer,
+                           profile=profile, counting=counting, position_denominator=position_denominator)
+
+
+def _token_accuracy_from_codes(ref_codes: list[int], hyp_codes: list[int], ref_distinct: int, distinct: int, *,
+                               tokenizer: str, profile: str) -> TokenAccuracy:
+    """:func:`_token_accuracy_result` with the defaults (set counting, max denominator) from the codes of
+    :func:`~pytest_ocrmetrics.metrics.alignment.unit_codes` (one code per distinct token): only the hypothesis set is
+    built. The tokens in both sets are the distinct hypothesis tokens less those that only the hypothesis has."""
+    hyp_distinct = len(set(hyp_codes))
+    return _token_accuracy(len(ref_codes), len(hyp_codes), sum(map(operator.eq, ref_codes, hyp_codes)),
+                           hyp_distinct - (distinct - ref_distinct), ref_distinct, hyp_distinct, tokenizer=tokenizer,
+                           profile=profile)
+
+
+def _token_accuracy(n: int, m: int, position_matches: int, correct: int, ref_count: int, hyp_count: int, *,
+                    tokenizer: str, profile: str, counting: str = "set",
+                    position_denominator: str = "max") -> TokenAccuracy:
+    position_total = max(n, m) if position_denominator == "max" else n
     return TokenAccuracy(
         metric="token_accuracy",
         value=share(position_matches, position_total, both_empty=m == 0 and n == 0),
@@ -579,6 +597,10 @@ def _split_lines(text: str) -> list[str]:
     return list(filter(str.strip, text.splitlines()))  # the non-blank lines
 
 
+def _stripped_lines(text: str) -> list[str]:
+    return list(filter(None, map(str.strip, text.splitlines())))  # _split_lines, stripped (as SER compares them)
+
+
 def _as_lines(value: object, name: str, profile: NormalizationProfile) -> list[str]:
     line_profile = profile.line_preserving()
     if isinstance(value, str):
@@ -591,12 +613,14 @@ def _as_lines(value: object, name: str, profile: NormalizationProfile) -> list[s
 
 
 def _line_error_rate_result(ref_lines: Sequence[str], hyp_lines: Sequence[str], *, profile: str, policy: str,
-                            denominator: str = "max") -> LineErrorRate:
+                            denominator: str = "max", stripped: bool = False) -> LineErrorRate:
     n, m = len(ref_lines), len(hyp_lines)
     total = max(n, m)
-    # the shorter side is padded with empty lines; lines are compared stripped
-    padded_ref = [*map(str.strip, ref_lines), *[""] * (total - n)]
-    padded_hyp = [*map(str.strip, hyp_lines), *[""] * (total - m)]
+    # the shorter side is padded with empty lines; lines are compared stripped (``stripped``: they already are)
+    if not stripped:
+        ref_lines, hyp_lines = list(map(str.strip, ref_lines)), list(map(str.strip, hyp_lines))
+    padded_ref = chain(ref_lines, repeat("", total - n))
+    padded_hyp = chain(hyp_lines, repeat("", total - m))
     errors = tuple(compress(range(total), map(operator.ne, padded_ref, padded_hyp)))
     if denominator == "max":
         value = len(errors) / total if total else 0.0
@@ -821,8 +845,9 @@ class TextScores:
 
     ``reference`` and ``hypothesis`` are the two texts after normalization, as they were compared (a caller that
     also needs them reads them here instead of normalizing again). ``confusion`` is counted from the character
-    alignment when it is first read (about a third of the rest of the work on a high-error page), so a caller that
-    never reads it does not pay for it; its value does not depend on when it is read.
+    alignment when it is first read (one Python step per edit operation: on a high-error page about a third of the
+    work beyond the character alignment), so a caller that never reads it does not pay for it; its value does not
+    depend on when it is read.
     """
 
     cer: ErrorRate
@@ -898,25 +923,31 @@ def score_text(
     ref, hyp, profile = _prepare(reference, hypothesis, normalize)
     name = profile.name
 
-    chars = align_text(ref, hyp, unit=unit)
     ref_words = words(ref, tokenizer=tokenizer)
     hyp_words = words(hyp, tokenizer=tokenizer)
-    word_alignment = align_words(ref_words, hyp_words)
+    ref_codes, hyp_codes, ref_distinct, distinct = unit_codes(ref_words, hyp_words)
+    word_alignment = align_units(ref_words, hyp_words, ref_codes, hyp_codes)
 
     if profile.whitespace:  # the normalized texts lost their line breaks; lines need the line-preserving profile
         ref_lines, hyp_lines = _as_lines(reference, "reference", profile), _as_lines(hypothesis, "hypothesis", profile)
+        ser_result = _line_error_rate_result(ref_lines, hyp_lines, profile=name, policy=empty_reference)
     else:
-        ref_lines, hyp_lines = _split_lines(ref), _split_lines(hyp)
+        ser_result = _line_error_rate_result(_stripped_lines(ref), _stripped_lines(hyp), profile=name,
+                                             policy=empty_reference, stripped=True)
+    # the character alignment last: its matrix fills the CPU caches, and its edit operations stay warm for the
+    # confusion matrix when that is read next
+    chars = align_text(ref, hyp, unit=unit)
 
     return TextScores(
         cer=_error_rate_result("cer", chars, unit=unit, tokenizer=None, profile=name, policy=empty_reference),
         wer=_error_rate_result("wer", word_alignment, unit="word", tokenizer=tokenizer, profile=name,
                                policy=empty_reference),
-        ser=_line_error_rate_result(ref_lines, hyp_lines, profile=name, policy=empty_reference),
+        ser=ser_result,
         ned=_edit_distance_result("ned", chars, unit=unit, profile=name),
         edit_similarity=_edit_distance_result("edit_similarity", chars, unit=unit, profile=name),
         exact_match=_exact_match_result(ref, hyp, profile=name),
-        token_accuracy=_token_accuracy_result(ref_words, hyp_words, tokenizer=tokenizer, profile=name),
+        token_accuracy=_token_accuracy_from_codes(ref_codes, hyp_codes, ref_distinct, distinct, tokenizer=tokenizer,
+                                                  profile=name),
         normalization=name,
         reference=ref,
         hypothesis=hyp,
