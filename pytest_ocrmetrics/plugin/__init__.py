@@ -32,7 +32,7 @@ from pytest_ocrmetrics.plugin.checks import OcrTruncatedWarning, check_test_func
 from pytest_ocrmetrics.plugin.configure import JUNIT_DEFAULT_METRICS, _output_cache, configure_run
 from pytest_ocrmetrics.plugin.fixtures import _ocr_case, ocr_document, ocr_engine, ocr_output, ocr_score
 from pytest_ocrmetrics.plugin.items import (OcrDatasetCollector, OcrDocumentItem, OcrFactItem, OcrFactItemsWarning,
-                                            add_dataset_items, generate_tests)
+                                            add_dataset_items, generate_tests, ignored_by_collection)
 from pytest_ocrmetrics.plugin.records import add_record, clean_serialized
 from pytest_ocrmetrics.plugin.scheduling import GC_FREEZE_EVERY, after_collection, prefetch_ahead
 from pytest_ocrmetrics.plugin.session import finish_session, write_terminal_summary
@@ -78,7 +78,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     state = config.stash.get(STATE, None)
-    return True if state is not None and state.datasets_only else None
+    return None if state is None else ignored_by_collection(state, collection_path)
 
 
 @pytest.hookimpl(tryfirst=True)  # dataset items exist before -k, --deselect and node-splitting plugins filter items

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
@@ -210,6 +211,34 @@ class OcrFactItem(OcrDocumentItem):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, printable_id(f"{self.case.engine.label}: {self.case.document.id} [{self.fact.id}]")
+
+
+def ignored_by_collection(state: PluginState, path: Path) -> bool | None:
+    """``pytest_ignore_collect``: everything when only the ``--ocr-dataset`` datasets run; otherwise the files that
+    are not Python files inside a dataset folder given with ``--ocr-dataset`` or ``ocr_datasets`` (``pytest tests
+    --ocr-dataset=tests/data/invoices``): the dataset's own collector reads that folder, so pytest need not visit its
+    thousands of images one by one (a Python test file there is still collected). None: pytest decides."""
+    if state.datasets_only:
+        return True
+    roots = state.dataset_folders
+    if roots is None:
+        state.dataset_folders = roots = _dataset_folders(state)
+    if not roots or path.suffix == ".py":
+        return None
+    text = os.fspath(path)
+    return True if text.startswith(roots) and not os.path.isdir(text) else None
+
+
+def _dataset_folders(state: PluginState) -> tuple[str, ...]:
+    """The folders of the run's ``--ocr-dataset`` / ``ocr_datasets`` datasets, as absolute and as resolved paths,
+    each ending with a separator (a ``str.startswith`` prefix); not a dataset given as a file (its folder may hold
+    anything)."""
+    folders: set[str] = set()
+    for text in state.settings.datasets:
+        path = state.settings.datasets_base / text
+        if path.is_dir():
+            folders.update(os.path.join(os.path.abspath(path), ""), os.path.join(os.path.realpath(path), ""))
+    return tuple(sorted(folders))
 
 
 def add_dataset_items(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:

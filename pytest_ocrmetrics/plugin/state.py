@@ -42,6 +42,7 @@ class PluginState:
     run: dict[str, Any] | None = None  # the finished run (the JSON run file's content), built once at the end
     verdict: Any = None
     datasets_only: bool = False  # --ocr-dataset without test paths: collect the dataset items and nothing else
+    dataset_folders: tuple[str, ...] | None = None  # the --ocr-dataset folders (path prefixes), found when first needed
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> {"record", "outcome", "message"}
     cli_datasets_used_by_functions: bool = False
     interrupted: bool = False  # Ctrl-C seen; -x / --maxfail are read from the session at the end

@@ -442,3 +442,30 @@ def test_what_tests_leave_is_frozen_as_the_run_goes_and_their_garbage_cycles_are
     )
     pytester.runpytest_inprocess("--ocr-engine=replay:preds", "-p", "no:randomly").assert_outcomes(passed=4)
     assert gc.get_freeze_count() == 0
+
+
+def test_pytest_does_not_visit_the_files_of_a_dataset_folder_in_its_test_paths(pytester: pytest.Pytester,
+                                                                                 plugin_args: list[str]) -> None:
+    """``pytest . --ocr-dataset=invoices``: the dataset's collector reads the folder; pytest's own walk skips the
+    images and ground truth in it (thousands of files, each a few hooks), but still collects a Python test file
+    there and everything outside it."""
+    make_dataset(pytester.path)
+    (pytester.path / "invoices" / "test_inside.py").write_text("def test_inside():\n    pass\n", encoding="utf-8")
+    pytester.makepyfile(test_outside="def test_outside():\n    pass\n")
+    pytester.makeconftest(
+        """
+        import os
+
+        def pytest_collect_file(file_path, parent):
+            with open(os.path.join(str(parent.config.rootpath), "visited.txt"), "a", encoding="utf-8") as out:
+                out.write(file_path.name + "\\n")
+        """
+    )
+    result = pytester.runpytest(".", "--ocr-dataset=invoices", "--ocr-engine=replay:preds", *plugin_args)
+    result.assert_outcomes(passed=5)  # three documents and the two Python tests
+    visited = set((pytester.path / "visited.txt").read_text(encoding="utf-8").split())
+    assert {"test_inside.py", "test_outside.py"} <= visited
+    assert not visited & {"doc_001.png", "doc_002.png", "doc_003.png", "ground_truth.json"}
+    (pytester.path / "visited.txt").unlink()
+    pytester.runpytest(".", *plugin_args).assert_outcomes(passed=2)  # no --ocr-dataset: pytest visits them all
+    assert "doc_001.png" in (pytester.path / "visited.txt").read_text(encoding="utf-8").split()
