@@ -38,6 +38,12 @@ __all__ = [
 ]
 
 
+# what a document must have for a metric to be computed, by the registry's ``requires``
+METRIC_NEEDS = {"fields": "ground-truth fields", "schema": "a JSON schema", "lines": "a reference text",
+                "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts",
+                "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)"}
+
+
 @dataclass
 class OcrTestContext:
     """What the plugin knows about the running OCR test; lets helpers score an ``OcrOutput`` and record checks."""
@@ -47,6 +53,7 @@ class OcrTestContext:
     options: ScoringOptions
     score: DocumentScore | None = None
     checks: list[dict[str, Any]] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)  # metrics of thresholds this document could not be judged on
 
     def score_output(self, output: OcrOutput) -> DocumentScore:
         if self.score is None or self.score.output is not output:
@@ -174,9 +181,7 @@ def assert_metric(
     if resolved is None:
         raise TypeError(f"assert_metric({metric!r}) needs a threshold (none given and none in the ground truth)")
     if metric not in score.metrics:
-        needs = {"fields": "ground-truth fields", "schema": "a JSON schema", "lines": "a reference text",
-                 "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts",
-                 "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)"}[spec.requires]
+        needs = METRIC_NEEDS[spec.requires]
         raise AssertionError(
             f"{metric} was not computed for document {score.document.id!r}: it needs {needs}"
             + (" (add it with --ocr-metric)" if spec.requires == "text" else "")

@@ -35,7 +35,8 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     (:func:`~pytest_ocrmetrics.gating.load_run`); ``name`` is how messages call the file.
 
     The result has no ``shard`` and no ``baseline`` entry (a baseline is compared after the merge), ``interrupted``
-    when any shard was, ``replaced_characters`` summed, skipped entries and collection errors listed once.
+    when any shard was, ``replaced_characters`` and ``unchecked_thresholds`` summed, skipped entries and collection
+    errors listed once.
 
     >>> doc = {"id": "a.png", "dataset": "d", "engine": "e", "outcome": "passed", "metrics": {}, "counts": {},
     ...        "elapsed_s": 0}
@@ -105,6 +106,12 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     replaced = sum(int(run.get("replaced_characters") or 0) for _, run in runs)
     if replaced:
         merged["replaced_characters"] = replaced
+    unchecked: dict[str, int] = {}
+    for _, run in runs:  # each shard counts its own documents (a document is in one shard)
+        for metric, count in (run.get("unchecked_thresholds") or {}).items():
+            unchecked[metric] = unchecked.get(metric, 0) + int(count)
+    if unchecked:
+        merged["unchecked_thresholds"] = dict(sorted(unchecked.items()))
     return merged
 
 

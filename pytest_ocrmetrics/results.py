@@ -258,6 +258,8 @@ class RunResults:
     skipped_entries: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     collection_errors: list[dict[str, str]] = field(default_factory=list)  # datasets that could not be loaded
     replaced_characters: int = 0  # replaced with U+FFFD in the records (here and, before sending, on xdist workers)
+    # metric -> documents where a threshold on it could not be checked (the document lacks what the metric needs)
+    unchecked_thresholds: dict[str, int] = field(default_factory=dict)
     _spool: _Spool = field(default_factory=_Spool, repr=False, compare=False)
     # whether some added record has tags / page-level facts: otherwise to_run skips those passes over the spool
     _has_tags: bool = field(default=False, repr=False, compare=False)
@@ -282,6 +284,8 @@ class RunResults:
             self.skipped_entries.setdefault((rec["dataset"], entry["source"]), {"dataset": rec["dataset"], **entry})
         rec["outcome"] = "filtered" if rec.get("filtered") else outcome
         rec.pop("filtered", None)
+        for metric in rec.get("unchecked_thresholds") or ():
+            self.unchecked_thresholds[str(metric)] = self.unchecked_thresholds.get(str(metric), 0) + 1
         if message is not None and rec["outcome"] in ("failed", "error", "skipped"):
             rec["message"] = message
         if rec.get("tags"):
@@ -427,6 +431,8 @@ class RunResults:
             add_facts(run, documents, seed=self.seed, resamples=resamples)
         if self.replaced_characters:
             run["replaced_characters"] = self.replaced_characters
+        if self.unchecked_thresholds:
+            run["unchecked_thresholds"] = dict(sorted(self.unchecked_thresholds.items()))
         return run
 
 

@@ -7,9 +7,9 @@ all text metrics (:func:`pytest_ocrmetrics.metrics.text.score_text`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
@@ -38,6 +38,20 @@ class ScoringOptions:
     word_distance: int = 1
     word_case_sensitive: bool = False
     word_ignore_punctuation: bool = True
+
+
+def with_metrics(options: ScoringOptions, names: Iterable[str]) -> ScoringOptions:
+    """``options`` also computing the registered metrics among ``names`` (those a threshold, gate or tolerance
+    names); the same object when it computes them all already.
+
+    >>> with_metrics(ScoringOptions(), ["cer", "crr", "*"]).extra_metrics
+    ('crr',)
+    """
+    from pytest_ocrmetrics.metrics.registry import METRICS
+
+    wanted = _wanted_metrics(tuple(options.extra_metrics))
+    missing = [name for name in dict.fromkeys(names) if name in METRICS and name not in wanted]
+    return replace(options, extra_metrics=(*options.extra_metrics, *missing)) if missing else options
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOu
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
 from pytest_ocrmetrics.runner import EngineCreationError, OcrCase
-from pytest_ocrmetrics.scoring import DocumentScore
+from pytest_ocrmetrics.scoring import DocumentScore, with_metrics
 from pytest_ocrmetrics.thresholds import applicable_thresholds, limit_problem
 
 
@@ -24,7 +24,14 @@ class OcrTruncatedWarning(UserWarning):
 
 def _item_state(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemState:
     if ITEM_STATE not in item.stash:
-        context = OcrTestContext(document=case.document, engine=case.engine.label, options=state.runner.scoring)
+        options = state.runner.scoring
+        if case.document.thresholds or item.get_closest_marker("ocr_thresholds") is not None:
+            try:  # the metrics this test's marker or the document's own thresholds name are computed too
+                limits = _marker_limits(item, item.nodeid)
+            except ValueError:  # a bad marker fails the test when its limits are checked
+                limits = {}
+            options = with_metrics(options, [*limits, *case.document.thresholds])
+        context = OcrTestContext(document=case.document, engine=case.engine.label, options=options)
         item.stash[ITEM_STATE] = ItemState(case=case, context=context)
     return item.stash[ITEM_STATE]
 
@@ -106,7 +113,10 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
     asserted = {check["metric"] for check in context.checks}
     failures = []
     for threshold in _applicable_thresholds(state, score.document, _test_limits(item), facts=facts):
-        if threshold.metric in asserted or threshold.metric not in score.metrics:
+        if threshold.metric in asserted:
+            continue
+        if threshold.metric not in score.metrics:  # the document lacks what it needs (fields, a schema, a text)
+            context.unchecked.append(threshold.metric)  # listed in the run file, said under the summary
             continue
         check = threshold.check(score.metrics[threshold.metric])
         context.checks.append(check)

@@ -19,6 +19,7 @@ from pytest_ocrmetrics.plugin.session import _SessionHooks
 from pytest_ocrmetrics.plugin.state import STATE, PluginState
 from pytest_ocrmetrics.results import RunResults
 from pytest_ocrmetrics.runner import OcrRunner
+from pytest_ocrmetrics.scoring import with_metrics
 
 
 def configure_run(config: pytest.Config) -> None:
@@ -42,6 +43,10 @@ def configure_run(config: pytest.Config) -> None:
     if datasets_only and not runner.engines:
         raise pytest.UsageError(f"--ocr-dataset needs an engine: {_no_engine_hint(runner)}")
     gates, tolerances, baseline = _gating_settings(settings)
+    # a metric computed only on request (crr, word_f1, ...) is requested by a threshold, gate or tolerance naming it:
+    # a threshold on a metric nobody computed would pass having checked nothing
+    runner.scoring = with_metrics(runner.scoring, [*settings.command_line_thresholds(),
+                                                   *(gate.metric for gate in gates), *tolerances])
     config.stash[STATE] = PluginState(settings, runner, results, is_worker=hasattr(config, "workerinput"),
                                       gates=gates, tolerances=tolerances, baseline=baseline,
                                       datasets_only=datasets_only,

@@ -28,6 +28,8 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
                                                           "not checked: the document got no output (its test errored)")}
     record["nodeid"] = item.nodeid
     record["checks"] = list(item_state.context.checks)
+    if item_state.context.unchecked:
+        record["unchecked_thresholds"] = list(dict.fromkeys(item_state.context.unchecked))
     if case.document.tags:  # per-tag rows of the summary (RunResults.summary_by_tag)
         record["tags"] = list(case.document.tags)
     if item_state.filtered:

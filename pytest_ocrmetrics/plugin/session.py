@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_ocrmetrics import __version__
+from pytest_ocrmetrics.assertions import METRIC_NEEDS
+from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
 from pytest_ocrmetrics.plugin.state import _REPORTS, PluginState, _state
 from pytest_ocrmetrics.runner import printable_id
@@ -115,6 +117,10 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
         message = " ".join(str(error.get("message") or "see the collection error above").split())
         notes.append((show_controls(f"dataset {error['dataset']} could not be loaded and is not in this summary: "
                                     f"{message}"), True))
+    for metric, count in (run.get("unchecked_thresholds") or {}).items():
+        needs = METRIC_NEEDS.get(METRICS[metric].requires if metric in METRICS else "", "what the metric needs")
+        notes.append((f"the {metric} threshold could not be checked on {count} document{'s' if count != 1 else ''}: "
+                      f"{'it lacks' if count == 1 else 'they lack'} {needs}", True))
     checked = any(document.get("checks") for document in run.get("documents") or ())
     if not checked and not state.gates and state.baseline is None:
         notes.append(("no threshold was checked: pass --ocr-max/--ocr-min (e.g. --ocr-max=cer:0.05) or --ocr-gate, "
