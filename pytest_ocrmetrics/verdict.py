@@ -31,13 +31,14 @@ class Verdict:
 
     @property
     def failed(self) -> bool:
-        """A gate failed, an aggregate regressed, or the baseline matched no document (so nothing was checked).
+        """A gate failed, an aggregate regressed, the baseline matched no document (so nothing was checked), or a
+        regression tolerance's metric was compared nowhere.
 
         Document regressions fail their own tests, so they are not counted again here.
         """
         comparison = self.comparison
         return self.error or bool(self.failed_gates) or bool(comparison is not None and (
-            comparison.aggregate_failed or comparison.matched_nothing))
+            comparison.aggregate_failed or comparison.matched_nothing or comparison.unmatched_tolerances))
 
     def baseline_entry(self) -> dict[str, Any] | None:
         """The run file's top-level ``baseline`` object (compared / new / missing, normalization), or ``None``."""
@@ -221,6 +222,7 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
         if comparison.fact_regressions or comparison.fact_fixes:
             props += [("ocr.baseline.fact_regressions", str(len(comparison.fact_regressions))),
                       ("ocr.baseline.fact_fixes", str(len(comparison.fact_fixes)))]
-        props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", comparison.error),
+        error = comparison.error or "; ".join(comparison.unmatched_tolerances)
+        props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", error),
                                                                     ("warning", comparison.warning)) if text]
     return props

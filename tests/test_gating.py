@@ -572,3 +572,22 @@ def test_no_match_message_stays_one_printable_line_for_hostile_names() -> None:
         error = comparison.error
         assert error is not None and error.isprintable(), error
         error.encode("utf-8")  # no lone surrogate left
+
+
+def test_a_tolerance_whose_metric_was_compared_nowhere_fails_and_says_which_side_lacks_it() -> None:
+    """``--max-regression crr:0.01`` against a baseline made without crr compared nothing: an error, not a pass.
+    The ``*`` default applies to whatever both runs have, so it never matches nothing."""
+    old = make_run([make_doc(f"d{i}", {"cer": 0.02}) for i in range(3)])
+    new = make_run([make_doc(f"d{i}", {"cer": 0.02, "crr": 0.9}) for i in range(3)])
+    comparison = compare_runs(old, new, ["crr:0.01", "cer:0.01", "*:0.5"], resamples=50)
+    assert comparison.unmatched_tolerances == (
+        "the tolerance crr:0.01 compared nothing: the baseline has no values of it (make the baseline again with the "
+        "metric computed)",)
+    assert comparison.exit_failed and comparison.compared == 3
+    assert any(line.startswith("ERROR: the tolerance crr:0.01") for line in comparison.summary_lines())
+    assert comparison.baseline_entry()["error"] == comparison.unmatched_tolerances[0]
+    assert compare_runs(new, old, ["crr:0.01"], resamples=50).unmatched_tolerances[0].endswith(
+        "this run has no values of it")
+    assert "neither run" in compare_runs(old, old, ["field_f1:0.01"], resamples=50).unmatched_tolerances[0]
+    both = compare_runs(new, new, ["crr:0.01", "*:0.5"], resamples=50)
+    assert both.unmatched_tolerances == () and not both.exit_failed

@@ -158,6 +158,8 @@ class Comparison:
     warning: str | None = None  # the normalization settings differ: compared anyway
     fact_regressions: tuple[FactChange, ...] = ()  # page-level facts that passed in the baseline and fail now
     fact_fixes: tuple[FactChange, ...] = ()  # facts that failed in the baseline and pass now
+    # one sentence per tolerance that compared nothing (its metric is in no engine x dataset of both runs)
+    unmatched_tolerances: tuple[str, ...] = ()
 
     @property
     def facts_gated(self) -> bool:
@@ -185,9 +187,9 @@ class Comparison:
     @property
     def exit_failed(self) -> bool:
         """True when the comparison must fail CI: a document or an aggregate regressed, a fact regressed (with a
-        tolerance on ``fact_pass_rate``), or nothing was compared."""
+        tolerance on ``fact_pass_rate``), nothing was compared, or a tolerance's metric was compared nowhere."""
         return (bool(self.regressions) or self.aggregate_failed or self.matched_nothing
-                or (self.facts_gated and bool(self.fact_regressions)))
+                or bool(self.unmatched_tolerances) or (self.facts_gated and bool(self.fact_regressions)))
 
     def document_regressions(self, dataset: str, engine: str, doc_id: str) -> list[Regression]:
         return [r for r in self.regressions if (r.dataset, r.engine, r.document) == (dataset, engine, doc_id)]
@@ -208,6 +210,7 @@ class Comparison:
             return lines
         lines.append(f"compared with {_label(self.baseline_source)}: {_documents(self.compared)}, "
                      f"{len(self.new_documents)} new, {len(self.missing_documents)} missing")
+        lines += [f"ERROR: {message}" for message in self.unmatched_tolerances]
         if not self.tolerances:
             lines.append("no tolerance given (--max-regression METRIC:AMOUNT): differences are shown, nothing fails")
         for agg in self.aggregate_regressions:
@@ -258,6 +261,7 @@ class Comparison:
 
         return {
             "exit_failed": self.exit_failed,
+            "unmatched_tolerances": list(self.unmatched_tolerances),
             **self.baseline_entry(),
             "significance": self.significance,
             "seed": self.seed,
@@ -292,7 +296,8 @@ class Comparison:
             "normalization": dict(self.baseline_normalization) if self.baseline_normalization else None,
             "normalization_mismatch": self.warning is not None,
             "warning": self.warning,
-            "error": self.error,
+            # why nothing, or nothing of a tolerance's metric, was compared
+            "error": self.error or ("; ".join(self.unmatched_tolerances) or None),
         }
 
 
@@ -475,7 +480,32 @@ def compare_runs(
                                        current_run.get("normalization")),
         fact_regressions=tuple(fact_regressions),
         fact_fixes=tuple(fact_fixes),
+        unmatched_tolerances=_unmatched_tolerances(tols, aggregates, old_docs, new_docs) if groups else (),
     )
+
+
+def _unmatched_tolerances(tolerances: Mapping[str, Tolerance], aggregates: Sequence[AggregateDelta],
+                          old_docs: Mapping[DocumentKey, Mapping[str, Any]],
+                          new_docs: Mapping[DocumentKey, Mapping[str, Any]]) -> tuple[str, ...]:
+    """One sentence per tolerance on a named metric that no engine x dataset of both runs has (the ``*`` default
+    applies to whatever is there): such a tolerance would pass having compared nothing."""
+    compared = {aggregate.metric for aggregate in aggregates}
+    messages = []
+    for metric, tolerance in tolerances.items():
+        if metric == "*" or metric in compared:
+            continue
+        in_old = any(metric in (doc.get("metrics") or {}) for doc in old_docs.values())
+        in_new = any(metric in (doc.get("metrics") or {}) for doc in new_docs.values())
+        if in_old and in_new:
+            where = "no engine x dataset has it in both runs"
+        elif in_new:
+            where = "the baseline has no values of it (make the baseline again with the metric computed)"
+        elif in_old:
+            where = "this run has no values of it"
+        else:
+            where = "neither run has values of it (it needs data these documents lack, or --ocr-metric)"
+        messages.append(f"the tolerance {tolerance} compared nothing: {where}")
+    return tuple(messages)
 
 
 #: What a run file's ``normalization`` object means when a key is absent (files of pytest-ocrmetrics 0.1.0).

@@ -168,3 +168,20 @@ def test_baseline_holding_nan_is_refused_at_startup(pytester: pytest.Pytester, d
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: --ocr-baseline: baseline run file {str(base)!r} holds {token} at "
                                  f"documents/1/metrics/cer, in document 'doc_002.png' (replay / invoices); *"])
+
+
+def test_a_tolerance_on_a_metric_the_baseline_lacks_fails_the_session(pytester: pytest.Pytester, dataset: Path,
+                                                                      plugin_args: list[str]) -> None:
+    """The tolerance makes this run compute crr, but the baseline was made without it: nothing of crr was compared,
+    which is an error (exit 1, an ERROR line, the JUnit and run-file error), not a green run."""
+    base = _baseline(pytester)
+    result = pytester.runpytest(*BASE, f"--ocr-baseline={base}", "--ocr-max-regression=crr:0.01",
+                                "--junitxml=out.xml", "--ocr-json=new.json", *plugin_args)
+    result.assert_outcomes(passed=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    error = ("the tolerance crr:0.01 compared nothing: the baseline has no values of it (make the baseline again "
+             "with the metric computed)")
+    assert f"ERROR: {error}" in result.stdout.lines
+    assert _suite_properties(pytester.path / "out.xml")["ocr.baseline.error"] == error
+    assert _run_file(pytester.path / "new.json")["baseline"]["error"] == error
+    assert "crr" in _run_file(pytester.path / "new.json")["documents"][0]["metrics"]
