@@ -8,7 +8,7 @@ all text metrics (:func:`pytest_ocrmetrics.metrics.text.score_text`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Iterable, Mapping
 
 from pytest_ocrmetrics.documents import Document
@@ -71,8 +71,9 @@ class DocumentScore:
     normalization: str
     reference: str | None
     hypothesis: str
-    confusions: tuple[tuple[str, str, int], ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+    # the text scores the confusions are counted from, when first read (None: no reference text, no confusions)
+    text_scores: Any = field(default=None, repr=False, compare=False)
 
     def __getitem__(self, name: str) -> float:
         return self.metrics[name]
@@ -80,13 +81,23 @@ class DocumentScore:
     def get(self, name: str, default: float | None = None) -> float | None:
         return self.metrics.get(name, default)
 
-    def to_record(self) -> dict[str, Any]:
-        """The plain-dict record that travels on the test report and ends up in the JSON run file."""
+    @cached_property
+    def confusions(self) -> tuple[tuple[str, str, int], ...]:
+        """Every confusion pair ``(reference unit, output unit, count)``, most frequent first (corpus counts stay
+        exact); a deleted or inserted character is ``""`` on the other side. Counted from the character alignment
+        when first read: a run that writes no report showing them never pays for them."""
+        if self.text_scores is None:
+            return ()
+        return tuple([(ref or "", hyp or "", n) for ref, hyp, n in self.text_scores.confusion.cells])
+
+    def to_record(self, *, confusions: bool = True) -> dict[str, Any]:
+        """The plain-dict record that travels on the test report and ends up in the JSON run file; ``confusions=False``
+        leaves the confusion pairs out (an empty list) when no report of the run shows them."""
         return {
             **document_record(self.document, self.engine, self.output),
             "metrics": dict(self.metrics),
             "counts": {name: dict(c) for name, c in self.counts.items()},
-            "confusions": [list(c) for c in self.confusions],
+            "confusions": [list(c) for c in self.confusions] if confusions else [],
             "details": _json_safe(self.details),
         }
 
@@ -240,8 +251,8 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
     metrics: dict[str, float] = {}
     counts: dict[str, dict[str, Any]] = {}
     details: dict[str, Any] = {}
-    confusions: tuple[tuple[str, str, int], ...] = ()
     reference = None
+    text = None
     wanted = _wanted_metrics(tuple(options.extra_metrics))
 
     if document.reference_text is None:
@@ -254,8 +265,6 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
             if name in wanted:
                 metrics[name] = float(result.value)
                 counts[name] = dict(result.counts())
-        # every confusion pair (corpus counts stay exact); a deleted or inserted character is "" on the other side
-        confusions = tuple([(ref or "", hyp or "", n) for ref, hyp, n in text.confusion.cells])
         if "bow_f1" in wanted:
             from pytest_ocrmetrics.metrics.layout import bag_of_words
 
@@ -360,6 +369,6 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         normalization=profile.name,
         reference=reference,
         hypothesis=hypothesis,
-        confusions=confusions,
         details=details,
+        text_scores=text,
     )

@@ -50,7 +50,9 @@ def configure_run(config: pytest.Config) -> None:
     config.stash[STATE] = PluginState(settings, runner, results, is_worker=hasattr(config, "workerinput"),
                                       gates=gates, tolerances=tolerances, baseline=baseline,
                                       datasets_only=datasets_only,
-                                      junit_metrics=_junit_metrics(settings, gates, tolerances))
+                                      junit_metrics=_junit_metrics(settings, gates, tolerances),
+                                      record_confusions=bool(settings.json_path or settings.html_path
+                                                             or settings.summary == "full"))
     config.pluginmanager.register(_SessionHooks(config.stash[STATE]), "ocrmetrics-session")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config.stash[STATE]), "ocrmetrics-xdist")

@@ -18,7 +18,7 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
     case = item_state.case
     output = item_state.output
     if output is not None and not item_state.filtered:
-        record = item_state.context.score_output(output).to_record()
+        record = item_state.context.score_output(output).to_record(confusions=state.record_confusions)
     else:
         record = document_record(case.document, case.engine.label, output)
         if case.document.facts:  # counted as failed in the facts summary when the test errored (no output)

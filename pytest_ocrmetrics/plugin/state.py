@@ -43,6 +43,9 @@ class PluginState:
     verdict: Any = None
     datasets_only: bool = False  # --ocr-dataset without test paths: collect the dataset items and nothing else
     dataset_folders: tuple[str, ...] | None = None  # the --ocr-dataset folders (path prefixes), found when first needed
+    # whether records carry each document's confusion pairs: only a report that shows them needs them (the run file,
+    # from which any report can be made later, the HTML report, the full terminal summary)
+    record_confusions: bool = True
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> {"record", "outcome", "message"}
     cli_datasets_used_by_functions: bool = False
     interrupted: bool = False  # Ctrl-C seen; -x / --maxfail are read from the session at the end

@@ -469,3 +469,54 @@ def test_pytest_does_not_visit_the_files_of_a_dataset_folder_in_its_test_paths(p
     (pytester.path / "visited.txt").unlink()
     pytester.runpytest(".", *plugin_args).assert_outcomes(passed=2)  # no --ocr-dataset: pytest visits them all
     assert "doc_001.png" in (pytester.path / "visited.txt").read_text(encoding="utf-8").split()
+
+
+@pytest.mark.parametrize(("args", "counted"), [
+    ((), False),  # no report shows confusions: none are counted
+    (("--ocr-json=run.json",), True),  # the run file keeps them for any report made later
+    (("--ocr-html=report.html",), True),
+    (("--ocr-summary=full",), True),  # its "top character confusions"
+])
+def test_confusions_are_counted_only_when_a_report_shows_them(pytester: pytest.Pytester, args: tuple[str, ...],
+                                                             counted: bool) -> None:
+    make_dataset(pytester.path)
+    pytester.makeconftest(
+        """
+        import os
+        from pytest_ocrmetrics.metrics import text
+
+        counted = []
+        original = text._confusion_result
+
+        def counting(*args, **kwargs):
+            counted.append(1)
+            return original(*args, **kwargs)
+
+        text._confusion_result = counting
+
+        def pytest_unconfigure(config):
+            with open(os.path.join(str(config.rootpath), "counted.txt"), "w") as out:
+                out.write(str(len(counted)))
+        """
+    )
+    result = pytester.runpytest_subprocess("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *args)
+    result.assert_outcomes(passed=3)
+    assert int((pytester.path / "counted.txt").read_text()) == (3 if counted else 0)
+    if "--ocr-json=run.json" in args:
+        documents = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["documents"]
+        assert [d["id"] for d in documents if d["confusions"]] == ["doc_001.png", "doc_003.png"]
+    if "--ocr-summary=full" in args:
+        result.stdout.fnmatch_lines(["*character confusions*", "*O*0*"])
+
+
+def test_a_score_counts_its_confusions_when_they_are_read() -> None:
+    from pytest_ocrmetrics.engines.base import OcrOutput
+    from pytest_ocrmetrics.scoring import score_document
+
+    document = Document(id="a", dataset="d", image_path=None, reference_text="INVOICE 10")
+    score = score_document(document, OcrOutput(text="INV0ICE 1O"), engine="e")
+    assert score.to_record(confusions=False)["confusions"] == []
+    assert score.confusions == (("O", "0", 1), ("0", "O", 1))
+    assert score.to_record()["confusions"] == [["O", "0", 1], ["0", "O", 1]]
+    no_text = score_document(Document(id="b", dataset="d", image_path=None), OcrOutput(text="x"), engine="e")
+    assert no_text.confusions == () and no_text.to_record()["confusions"] == []
