@@ -100,7 +100,11 @@ def _normalization(settings: OcrSettings) -> dict[str, Any]:
 
 def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, Any], Any]:
     """Parse gates and tolerances and load the baseline at startup, so a typo, a bad file or a baseline made with
-    other normalization settings (unless ``--ocr-baseline-allow-mismatch``) fails at once."""
+    other normalization settings (unless ``--ocr-baseline-allow-mismatch``) fails at once. A run with none of
+    them imports nothing of the gating package."""
+    if not (settings.gates or settings.max_regressions or settings.significance is not None
+            or settings.baseline is not None):
+        return (), {}, None
     from pytest_ocrmetrics.gating import Baseline, RunFileError, parse_gate, parse_significance, resolve_tolerances
 
     try:
