@@ -24,6 +24,7 @@ from pytest_ocrmetrics.datasets.base import (
     document_from_entry,
     finish,
     json_error_message,
+    parse_json,
     read_text,
     resolve_inside,
 )
@@ -62,7 +63,7 @@ class GroundTruthJsonLoader:
         gt_path = root / GROUND_TRUTH_FILE
         text = read_text(gt_path)
         try:
-            data = json.loads(text, object_pairs_hook=_no_duplicate_keys(gt_path))
+            data = parse_json(text, object_pairs_hook=_no_duplicate_keys(gt_path))
         except json.JSONDecodeError as exc:
             raise DatasetError(json_error_message(gt_path, exc)) from None
         if not isinstance(data, dict):

@@ -21,6 +21,7 @@ from pytest_ocrmetrics.datasets.base import (
     document_from_entry,
     finish,
     json_error_message,
+    parse_json,
     jsonl_lines,
     resolve_inside,
 )
@@ -48,7 +49,7 @@ class JsonlManifestLoader:
         for number, line in jsonl_lines(manifest, "manifest"):
             where = f"{manifest}:{number}"
             try:
-                entry = json.loads(line)
+                entry = parse_json(line)
             except json.JSONDecodeError as exc:
                 raise DatasetError(json_error_message(manifest, exc, line=number)) from None
             if not isinstance(entry, dict):

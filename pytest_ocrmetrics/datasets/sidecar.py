@@ -28,6 +28,7 @@ from pytest_ocrmetrics.datasets.base import (
     DatasetError,
     finish,
     json_error_message,
+    parse_json,
     read_text,
 )
 from pytest_ocrmetrics.documents import Document
@@ -98,7 +99,7 @@ class SidecarLoader:
         if not path.is_file():
             return None
         try:
-            data = json.loads(read_text(path, "fields file"))
+            data = parse_json(read_text(path, "fields file"))
         except json.JSONDecodeError as exc:
             raise DatasetError(json_error_message(path, exc)) from None
         if not isinstance(data, dict):

@@ -209,7 +209,7 @@ class ReplayEngine:
         if not path.is_file():
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
+            data = json.loads(path.read_text(encoding="utf-8-sig"), strict=False)  # as ground truth is read
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise EngineError(f"prediction {str(path)!r} is not valid JSON: {exc}") from None
         if not isinstance(data, dict):

@@ -84,7 +84,7 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
     if state.settings.summary == "none" and not state.is_worker:  # no summary, but a report that failed is said
         for problem in config.stash.get(_REPORTS, ({}, []))[1]:
             terminalreporter.write_line(problem, red=True, bold=True)
-    if state.is_worker or state.settings.summary == "none" or not state.results.records:
+    if state.is_worker or state.settings.summary == "none" or not _has_a_run(state):
         return
     from pytest_ocrmetrics.reporting.terminal import render_summary
 
@@ -122,7 +122,7 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
         notes.append((f"the {metric} threshold could not be checked on {count} document{'s' if count != 1 else ''}: "
                       f"{'it lacks' if count == 1 else 'they lack'} {needs}", True))
     checked = any(document.get("checks") for document in run.get("documents") or ())
-    if not checked and not state.gates and state.baseline is None:
+    if not checked and run.get("summary") and not state.gates and state.baseline is None:
         notes.append(("no threshold was checked: pass --ocr-max/--ocr-min (e.g. --ocr-max=cer:0.05) or --ocr-gate, "
                       "or add @pytest.mark.ocr_thresholds or per-document thresholds", False))
     return notes
@@ -135,6 +135,12 @@ def _interrupted(session: pytest.Session, state: PluginState, exitstatus: int) -
             or exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
+def _has_a_run(state: PluginState) -> bool:
+    """Whether this session has an OCR run to report: a document was tested, a dataset could not be loaded (every
+    report says so, even when no document is left), or it is a shard (an empty shard writes its run file too)."""
+    return bool(state.results.records or state.results.collection_errors or state.settings.shard)
+
+
 def finish_session(session: pytest.Session, exitstatus: int) -> None:
     """Build the run from the document records (on the controller), judge it by the gates and the baseline, write the
     reports and the JUnit suite properties, and set the exit status for a failure that belongs to no single test."""
@@ -143,7 +149,7 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
     if (not state.is_worker and state.results.collection_errors
             and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a dataset that could not be loaded fails the run
-    if state.is_worker or not (state.results.records or state.settings.shard):  # an empty shard writes its run file
+    if state.is_worker or not _has_a_run(state):
         return
     from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
     from pytest_ocrmetrics.verdict import ReportError, Verdict, judge_run, suite_properties, write_reports

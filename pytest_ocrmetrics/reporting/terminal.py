@@ -103,7 +103,7 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
     the most frequent confusions."""
     rows = run["summary"]
     metrics = _metric_columns(rows, columns)
-    lines = _summary_table(rows, metrics)
+    lines = _summary_table(rows, metrics) if rows else ["no document was scored in this run"]
     missing = [name for name in dict.fromkeys(name for _, name, _ in metrics)
                if not any(name in r["metrics"] for r in rows)]
     if missing and rows:

@@ -337,3 +337,70 @@ def test_three_documents_with_surrogates_and_controls_everywhere_write_every_rep
     assert html.rstrip().endswith("</html>") and "\x1b" not in html
     assert all(doc_id in html for doc_id in ("a.png", "c.png", "d\ufffd"))
     assert len(list(ET.parse(pytester.path / "j.xml").getroot().iter("testcase"))) == 3  # pytest prints its own path raw
+
+
+# the reported case: ground truth typed with raw control characters (strict JSON forbids them inside strings) and a
+# lone-surrogate escape, three documents, every report asked for
+RAW_CONTROL_GROUND_TRUTH = ('{"a.png": {"full_text": "x\\ud800y"}, "b.png": {"full_text": "be\x1bll\x07\tend"}, '
+                            '"c.png": {"full_text": "ok"}}')
+
+
+def _three_documents(root: Path, ground_truth: str) -> None:
+    data = root / "invoices"
+    (data / "images").mkdir(parents=True)
+    (data / "ground_truth.json").write_text(ground_truth, encoding="utf-8")
+    preds = root / "preds"
+    preds.mkdir()
+    for n, (name, text) in enumerate((("a", "xy"), ("b", "bell end"), ("c", "ok"))):
+        (data / "images" / f"{name}.png").write_bytes(PNG_1X1 + bytes([n]))
+        (preds / f"{name}.txt").write_text(text, encoding="utf-8")
+
+
+def _every_report(out: Path) -> dict[str, Any]:
+    """Every report exists and parses; returns the run file."""
+    run = validate_run(json.loads((out / "run.json").read_text(encoding="utf-8"), parse_constant=_no_nan))
+    ET.parse(out / "junit.xml")
+    with (out / "docs.csv").open(encoding="utf-8", newline="") as handle:
+        list(csv.DictReader(handle))
+    html_text = (out / "report.html").read_text(encoding="utf-8")
+    page = _Html()
+    page.feed(html_text)
+    page.close()
+    assert html_text.rstrip().endswith("</html>") and not RAW_CONTROL.search(html_text)
+    assert not RAW_CONTROL.search((out / "summary.md").read_text(encoding="utf-8"))
+    return run
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "xdist-2"])
+def test_control_characters_typed_into_the_ground_truth_are_read_and_every_report_written(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """A raw ESC, BEL or tab inside a ground-truth string is the character it is (reports show a mark), not a
+    reason to refuse the dataset, whose refusal used to leave no run file and no HTML report at all."""
+    if xdist:
+        pytest.importorskip("xdist")
+    _three_documents(pytester.path, RAW_CONTROL_GROUND_TRUTH)
+    result = pytester.runpytest(*BASE, *REPORTS, *xdist)
+    result.assert_outcomes(passed=3)
+    run = _every_report(pytester.path / "out")
+    references = {d["id"]: d["reference"] for d in run["documents"]}
+    assert references == {"a.png": "x\ufffdy", "b.png": "be\x1bll\x07\tend", "c.png": "ok"}
+    assert "\u241b" in (pytester.path / "out" / "report.html").read_text(encoding="utf-8")  # ESC as its mark
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "xdist-2"])
+def test_a_run_whose_only_dataset_cannot_be_loaded_still_writes_every_report(pytester: pytest.Pytester,
+                                                                            xdist: list[str]) -> None:
+    """No document was scored, but the run has something to say: every report is written, names the dataset and its
+    error, and the run fails."""
+    if xdist:
+        pytest.importorskip("xdist")
+    _three_documents(pytester.path, RAW_CONTROL_GROUND_TRUTH.replace('"ok"}}', '"ok"},}'))  # a trailing comma
+    result = pytester.runpytest(*BASE, *REPORTS, *xdist)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    run = _every_report(pytester.path / "out")
+    assert run["documents"] == [] and run["summary"] == []
+    assert [error["dataset"] for error in run["collection_errors"]] == [str(pytester.path / "invoices")]
+    assert "invalid JSON at line 1" in run["collection_errors"][0]["message"]
+    result.stdout.fnmatch_lines(["no document was scored in this run", "dataset * could not be loaded *"])
+    assert "no threshold was checked" not in result.stdout.str()
+    assert "could not be loaded" in (pytester.path / "out" / "report.html").read_text(encoding="utf-8")
