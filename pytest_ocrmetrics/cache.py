@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.documents import Document
-from pytest_ocrmetrics.engines.base import OcrEngine, OcrOutput, Word, with_image_bytes
+from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, Word, with_image_bytes
 
 __all__ = [
     "CACHE_FORMAT_VERSION",
@@ -305,7 +305,7 @@ class OutputCache:
         return None
 
 
-class CachingEngine:
+class CachingEngine(EngineWrapper):
     """Wraps an engine so each (image, engine identity) pair is recognised at most once.
 
     It implements the engine protocol itself: ``name``, ``identity()`` and ``close()`` pass through, ``recognize``
@@ -314,6 +314,8 @@ class CachingEngine:
     the wrapped engine has it, running only the misses through the engine. The engine's identity is asked for once
     and kept: it is the same for every page, and some engines read package metadata or hash model files for it.
     """
+
+    _own = ("engine", "cache")  # set by __init__
 
     def __init__(self, engine: OcrEngine, cache: OutputCache) -> None:
         self.engine = engine
@@ -328,11 +330,6 @@ class CachingEngine:
 
     def __repr__(self) -> str:
         return f"CachingEngine({self.engine!r}, {self.cache!r})"
-
-    def __getattr__(self, attribute: str) -> Any:
-        if attribute in ("engine", "cache"):  # not yet set (during unpickling); avoid recursion
-            raise AttributeError(attribute)
-        return getattr(self.engine, attribute)
 
     def identity(self) -> Mapping[str, Any]:
         if self._identity is None:

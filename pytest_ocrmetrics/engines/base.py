@@ -21,6 +21,7 @@ __all__ = [
     "Word",
     "OcrOutput",
     "OcrEngine",
+    "EngineWrapper",
     "EngineFactory",
     "EngineSpec",
     "EngineError",
@@ -116,6 +117,23 @@ class OcrEngine(Protocol):
     def recognize(self, document: Document) -> OcrOutput: ...
 
     def close(self) -> None: ...
+
+
+class EngineWrapper:
+    """Base of an engine that wraps another (``self.engine``: the output cache, the repeats): whatever the wrapper does
+    not define itself is the wrapped engine's (``concurrent``, ``in_process``, ``batch_size``, ...).
+
+    ``_own`` names the wrapper's own attributes, which are looked up here only before ``__init__`` set them (while
+    unpickling): raising then instead of delegating avoids an endless recursion.
+    """
+
+    engine: Any
+    _own: tuple[str, ...] = ("engine",)
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute in self._own:
+            raise AttributeError(attribute)
+        return getattr(self.engine, attribute)
 
 
 EngineFactory = Callable[[str | None, Mapping[str, str]], OcrEngine]

@@ -28,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.documents import Document
-from pytest_ocrmetrics.engines.base import OcrEngine, OcrOutput, with_image_bytes
+from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, with_image_bytes
 
 __all__ = ["RepeatingEngine", "OcrRepeatsWarning", "combine_repeats", "not_repeated_message"]
 
@@ -60,7 +60,7 @@ def combine_repeats(outputs: Sequence[OcrOutput]) -> OcrOutput:
     )
 
 
-class RepeatingEngine:
+class RepeatingEngine(EngineWrapper):
     """Runs ``engine`` ``repeats`` times per document (through ``cache`` when given); see the module docstring.
 
     It implements the engine protocol: ``name``, ``close()`` and every other attribute (``concurrent``,
@@ -69,6 +69,8 @@ class RepeatingEngine:
     has it (each repeat is one batch call, running only that repeat's cache misses). Repeats of one document run one
     after another, in the calling thread: a prefetch pool's ``--ocr-concurrency`` still bounds the requests in flight.
     """
+
+    _own = ("engine", "_caching")  # set by __init__
 
     def __init__(self, engine: OcrEngine, repeats: int, *, cache: OutputCache | None = None) -> None:
         if repeats < 1:
@@ -82,11 +84,6 @@ class RepeatingEngine:
 
     def __repr__(self) -> str:
         return f"RepeatingEngine({self.engine!r}, {self.repeats}, cache={self.cache!r})"
-
-    def __getattr__(self, attribute: str) -> Any:
-        if attribute in ("engine", "_caching"):  # not yet set (during unpickling); avoid recursion
-            raise AttributeError(attribute)
-        return getattr(self.engine, attribute)
 
     @property
     def cache(self) -> OutputCache | None:
