@@ -24,15 +24,16 @@ class OcrTruncatedWarning(UserWarning):
 
 def _item_state(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemState:
     if ITEM_STATE not in item.stash:
+        limits, error = {}, None
+        try:
+            limits = _marker_limits(item, item.nodeid)
+        except ValueError as exc:  # a bad marker fails the test when its limits are checked
+            error = str(exc)
         options = state.runner.scoring
-        if case.document.thresholds or item.get_closest_marker("ocr_thresholds") is not None:
-            try:  # the metrics this test's marker or the document's own thresholds name are computed too
-                limits = _marker_limits(item, item.nodeid)
-            except ValueError:  # a bad marker fails the test when its limits are checked
-                limits = {}
+        if limits or case.document.thresholds:  # the metrics they name are computed too
             options = with_metrics(options, [*limits, *case.document.thresholds])
         context = OcrTestContext(document=case.document, engine=case.engine.label, options=options)
-        item.stash[ITEM_STATE] = ItemState(case=case, context=context)
+        item.stash[ITEM_STATE] = ItemState(case=case, context=context, limits=limits, limits_error=error)
     return item.stash[ITEM_STATE]
 
 
@@ -96,12 +97,12 @@ def _marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str,
 
 
 def _test_limits(item: pytest.Item) -> dict[str, float]:
-    """The test's ``ocr_thresholds`` limits (checked at collection; a marker added later fails its test)."""
-    try:
-        return _marker_limits(item, item.nodeid)
-    except ValueError as exc:
-        message = str(exc)
-    raise pytest.fail.Exception(message, pytrace=False)
+    """The test's ``ocr_thresholds`` limits, as read when its OCR state was made (checked at collection too; a marker
+    added after collection that is wrong fails its test here)."""
+    item_state = item.stash[ITEM_STATE]
+    if item_state.limits_error is not None:
+        raise pytest.fail.Exception(item_state.limits_error, pytrace=False)
+    return item_state.limits
 
 
 def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScore, *, facts: bool = True) -> None:

@@ -26,6 +26,9 @@ class ItemState:
     output: OcrOutput | None = None
     filtered: str | None = None
     recorded: bool = False
+    # the test's ocr_thresholds limits, read from its markers once (or why they are wrong: the test fails with it)
+    limits: dict[str, float] = field(default_factory=dict)
+    limits_error: str | None = None
 
 
 @dataclass
