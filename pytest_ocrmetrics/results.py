@@ -264,6 +264,7 @@ class RunResults:
     # whether some added record has tags / page-level facts: otherwise to_run skips those passes over the spool
     _has_tags: bool = field(default=False, repr=False, compare=False)
     _has_facts: bool = field(default=False, repr=False, compare=False)
+    has_checks: bool = field(default=False, repr=False, compare=False)  # some record checked a threshold
 
     def add_collection_error(self, dataset: str, message: str) -> None:
         """A dataset that could not be loaded (malformed ground truth): listed in the run, once per dataset."""
@@ -290,6 +291,8 @@ class RunResults:
             rec["message"] = message
         if rec.get("tags"):
             self._has_tags = True
+        if rec.get("checks"):
+            self.has_checks = True
         details = rec.get("details")
         if details and (type(details) is not dict or details.get("facts") is not None):  # unusual: look later
             self._has_facts = True
@@ -335,7 +338,7 @@ class RunResults:
         """Delete the spool file (the documents of a run built before can no longer be read)."""
         self._spool.close()
         self.records.clear()
-        self._has_tags = self._has_facts = False
+        self._has_tags = self._has_facts = self.has_checks = False
 
     def summary(self, documents: Iterable[Mapping[str, Any]] | None = None, *,
                 resamples: int = 1000) -> list[dict[str, Any]]:

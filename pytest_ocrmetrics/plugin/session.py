@@ -121,8 +121,8 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
         needs = METRIC_NEEDS.get(METRICS[metric].requires if metric in METRICS else "", "what the metric needs")
         notes.append((f"the {metric} threshold could not be checked on {count} document{'s' if count != 1 else ''}: "
                       f"{'it lacks' if count == 1 else 'they lack'} {needs}", True))
-    checked = any(document.get("checks") for document in run.get("documents") or ())
-    if not checked and run.get("summary") and not state.gates and state.baseline is None:
+    # known from the records as they were added: no document is read back from the spool for it
+    if not state.results.has_checks and run.get("summary") and not state.gates and state.baseline is None:
         notes.append(("no threshold was checked: pass --ocr-max/--ocr-min (e.g. --ocr-max=cer:0.05) or --ocr-gate, "
                       "or add @pytest.mark.ocr_thresholds or per-document thresholds", False))
     return notes
