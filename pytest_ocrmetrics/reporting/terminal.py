@@ -121,8 +121,9 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
                      "non-characters such as U+FFFE) replaced with U+FFFD in every report")
     lines += facts_lines(run.get("facts_summary") or ())
     normalization = run["normalization"]
-    lines.append(f"rates are micro averages over documents (sum of errors / sum of reference length) unless marked "
-                 f"mean; normalization {normalization.get('name')}, unit {normalization.get('unit')}")
+    if rows:  # a table to explain
+        lines.append(f"rates are micro averages over documents (sum of errors / sum of reference length) unless "
+                     f"marked mean; normalization {normalization.get('name')}, unit {normalization.get('unit')}")
     if mode == "full":
         lines += _by_tag(run.get("summary_by_tag") or (), metrics)
         lines += _worst_documents(run["documents"])
