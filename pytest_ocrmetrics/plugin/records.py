@@ -81,9 +81,8 @@ def add_record(item: pytest.Item, report: Any) -> Any:
             properties.append(("ocr.filtered", "true"))
         item.user_properties.extend(properties)
         report.user_properties = list(item.user_properties)
-    if when == "teardown":  # the item lives until the session ends; its output and scores need not
-        item_state.output = None
-        item_state.context.score = None
+    if when == "teardown":  # the item lives until the session ends; its OCR state need not (a rerun makes it anew)
+        del item.stash[ITEM_STATE]
     return report
 
 
