@@ -237,6 +237,39 @@ def test_the_collected_items_stay_frozen_through_pytests_closing_collections(pyt
     assert gc.get_freeze_count() == 0
 
 
+def test_a_tests_ocr_state_is_let_go_at_its_teardown(pytester: pytest.Pytester, dataset: Path) -> None:
+    """Items live until the session ends; the OCR state of each test (its output, scores, checks) does not: it is
+    dropped once the teardown report is made, so memory and the collector's full passes (one at interpreter exit
+    walked it for every document) do not grow with it. The record still reaches every report."""
+    from pytest_ocrmetrics.plugin.state import ITEM_STATE
+
+    pytester.makepyfile(test_doc="""
+        import pytest
+
+        @pytest.mark.ocr_dataset("invoices")
+        def test_doc(ocr_score):
+            assert ocr_score["cer"] >= 0
+        """)
+    held: list[str] = []
+
+    class Watch:
+        @pytest.hookimpl(trylast=True)
+        def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+            held.extend(item.nodeid for item in items if ITEM_STATE in item.stash)
+
+        def pytest_collection_finish(self, session: pytest.Session) -> None:
+            items.extend(session.items)
+
+    items: list[pytest.Item] = []
+    result = pytester.inline_run(".", "--ocr-dataset=invoices", "--ocr-engine=replay:preds",
+                                 "--ocr-max=cer:1", "--ocr-json=run.json", plugins=[Watch()])
+    result.assertoutcome(passed=6)
+    assert len(items) == 6 and held == []
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    assert len(run["documents"]) == 3 and all(len(d["tests"]) == 2 for d in run["documents"])
+    assert all(d["checks"] and d["metrics"]["cer"] >= 0 for d in run["documents"])
+
+
 def _run_file_texts(results: RunResults) -> tuple[str, str]:
     """The run file's text from the spooled documents, and from the same documents as a plain list."""
     from pytest_ocrmetrics.verdict import run_lines
