@@ -29,6 +29,7 @@ __all__ = [
     "DatasetLoader",
     "SkippedEntry",
     "ENTRY_KEYS",
+    "closest_existing_path",
     "document_from_entry",
     "finish",
     "image_error",
@@ -462,3 +463,33 @@ def finish(
                 "each image may have one ground-truth entry."
             )
     return Dataset(name=name, root=root, format=format, documents=tuple(documents), skipped=tuple(skipped))
+
+
+def closest_existing_path(path: Path) -> Path | None:
+    """For a ``path`` that does not exist: the existing path it most likely meant, or None when no name is close.
+
+    The first part of ``path`` that does not exist is compared with the names in the folder above it
+    (``example_suites/receipt/data`` → ``example_suites/receipts/data``, or ``example_suites/receipts`` when the
+    rest does not exist under it either). Relative paths stay relative, as typed.
+
+    >>> closest_existing_path(Path("/no-such-folder-here/x")) is None
+    True
+    """
+    parts = path.parts
+    if not parts:
+        return None
+    depth = len(parts) - 1
+    while depth > 0 and not Path(*parts[:depth]).is_dir():
+        depth -= 1
+    folder = Path(*parts[:depth]) if depth else Path(".")
+    try:
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry, _ in zip(entries, range(10_000))]  # a huge folder: its first 10,000
+    except OSError:
+        return None
+    close = difflib.get_close_matches(parts[depth], names, n=1, cutoff=0.6)
+    if not close:
+        return None
+    guess = folder / close[0] if depth else Path(close[0])
+    rest = parts[depth + 1:]
+    return guess.joinpath(*rest) if rest and guess.joinpath(*rest).exists() else guess

@@ -6,7 +6,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, DatasetLoader
+from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, DatasetLoader, closest_existing_path
 from pytest_ocrmetrics.datasets.ground_truth_json import GROUND_TRUTH_FILE, GroundTruthJsonLoader
 from pytest_ocrmetrics.datasets.jsonl import JsonlManifestLoader
 from pytest_ocrmetrics.datasets.label_file import LabelFileLoader
@@ -35,11 +35,17 @@ def detect_format(path: str | os.PathLike[str]) -> DatasetLoader:
     """
     path = Path(path)
     if not path.exists():
-        raise DatasetError(f"{path}: dataset path does not exist.")
+        raise DatasetError(_missing_path_message(path))
     for loader in LOADERS:
         if loader.detect(path):
             return loader
     raise DatasetError(_not_a_dataset_message(path))
+
+
+def _missing_path_message(path: Path) -> str:
+    """``PATH: dataset path does not exist.``, with the closest existing path when a name in it looks mistyped."""
+    guess = closest_existing_path(path)
+    return f"{path}: dataset path does not exist{'' if guess is None else f' (did you mean {str(guess)!r}?)'}."
 
 
 _GROUND_TRUTH_KINDS = f"{GROUND_TRUTH_FILE}, *.jsonl, labels file or {GT_SUFFIX} sidecars"
@@ -127,7 +133,7 @@ def load_dataset(
         if format not in by_name:
             raise DatasetError(f"unknown dataset format {format!r}; valid formats: {', '.join(by_name)}.")
         if not path.exists():
-            raise DatasetError(f"{path}: dataset path does not exist.")
+            raise DatasetError(_missing_path_message(path))
         loader = by_name[format]
     dataset = loader.load(path, name=name or _default_name(path))
     if limit is not None:

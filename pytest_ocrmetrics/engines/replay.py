@@ -38,6 +38,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
+from pytest_ocrmetrics.datasets.base import closest_existing_path
 from pytest_ocrmetrics.datasets.sidecar import strip_trailing_newline
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineSpec, OcrOutput
@@ -81,8 +82,7 @@ class ReplayEngine:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         path = Path(directory)
         if not path.is_dir():
-            what = "is not a directory" if path.exists() else "does not exist"
-            raise EngineOptionError(f"replay directory {str(path)!r} {what}; pass --ocr-engine=replay:DIR")
+            raise EngineOptionError(f"replay directory {str(path)!r} {_not_a_folder(path)}; pass --ocr-engine=replay:DIR")
         self.directory = Path(os.path.abspath(path))
         self._root = str(self.directory)
         self._listings: dict[str, frozenset[str]] = {}
@@ -254,10 +254,17 @@ def check(arg: str | None, options: Mapping[str, str]) -> Path:
                                 "or --ocr-engine-option=replay.dir=DIR")
     path = Path(directory)
     if not path.is_dir():
-        what = "is not a directory" if path.exists() else "does not exist"
-        raise EngineOptionError(f"replay directory {str(path)!r} {what}; pass --ocr-engine=replay:DIR with the folder "
-                                "of predictions (<id>.txt files)")
+        raise EngineOptionError(f"replay directory {str(path)!r} {_not_a_folder(path)}; pass --ocr-engine=replay:DIR "
+                                "with the folder of predictions (<id>.txt files)")
     return path
+
+
+def _not_a_folder(path: Path) -> str:
+    """Why ``path`` is no replay folder, with the closest existing folder when its name looks mistyped."""
+    if path.exists():
+        return "is not a directory"
+    guess = closest_existing_path(path)
+    return "does not exist" if guess is None else f"does not exist (did you mean {str(guess)!r}?)"
 
 
 def create(arg: str | None, options: Mapping[str, str]) -> ReplayEngine:

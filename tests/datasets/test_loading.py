@@ -88,6 +88,32 @@ def test_a_missing_path_is_a_dataset_error(tmp_path: Path) -> None:
         load_dataset(tmp_path / "nope")
 
 
+def test_a_mistyped_dataset_path_gets_the_closest_existing_one(tmp_path: Path) -> None:
+    (tmp_path / "receipts" / "data").mkdir(parents=True)
+    (tmp_path / "plates").mkdir()
+    cases = {
+        tmp_path / "receipt": tmp_path / "receipts",
+        tmp_path / "receipt" / "data": tmp_path / "receipts" / "data",  # the rest exists under the guess
+        tmp_path / "receipts" / "dat": tmp_path / "receipts" / "data",
+        tmp_path / "receipt" / "nope": tmp_path / "receipts",  # the rest does not: the folder that does
+    }
+    for typed, meant in cases.items():
+        with pytest.raises(DatasetError) as info:
+            load_dataset(typed)
+        assert str(info.value) == f"{typed}: dataset path does not exist (did you mean {str(meant)!r}?)."
+    with pytest.raises(DatasetError) as info:
+        load_dataset(tmp_path / "zzzz" / "x")
+    assert str(info.value) == f"{tmp_path / 'zzzz' / 'x'}: dataset path does not exist."
+
+
+def test_a_mistyped_relative_dataset_path_is_suggested_as_typed(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "invoices").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DatasetError, match=r"^invoice: dataset path does not exist \(did you mean 'invoices'\?\)\.$"):
+        load_dataset("invoice", format="sidecar")
+
+
 def test_ground_truth_json_wins_over_sidecars(tmp_path: Path) -> None:
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\nimg")

@@ -97,8 +97,14 @@ def test_directory_from_arg_or_setting(tmp_path: Path) -> None:
         registry.create(f"replay:{tmp_path}", {"dir": str(tmp_path / "other")})
     with pytest.raises(EngineOptionError, match="replay needs a directory of predictions: pass --ocr-engine=replay:DIR or --ocr-engine-option=replay.dir=DIR"):
         registry.create("replay", {})
-    with pytest.raises(EngineOptionError, match="does not exist"):
+    with pytest.raises(EngineOptionError, match="does not exist; pass"):
         registry.create(f"replay:{tmp_path / 'missing'}", {})
+    (tmp_path / "preds").mkdir()
+    with pytest.raises(EngineOptionError) as info:  # a mistyped folder name: the folder that exists is named
+        registry.create(f"replay:{tmp_path / 'pred'}", {})
+    assert str(info.value) == (f"replay directory {str(tmp_path / 'pred')!r} does not exist (did you mean "
+                               f"{str(tmp_path / 'preds')!r}?); pass --ocr-engine=replay:DIR with the folder of "
+                               "predictions (<id>.txt files)")
 
 
 def test_identity_changes_when_the_predictions_change(tmp_path: Path) -> None:
