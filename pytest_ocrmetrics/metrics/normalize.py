@@ -237,8 +237,13 @@ def _parse(spec: str) -> NormalizationProfile:
         elif part in STEPS:
             steps.append(part)
         else:
-            valid = ", ".join(sorted(set(STEPS) | set(PRESETS)))
-            raise ValueError(f"unknown normalization step {part!r} in {spec!r}; valid steps and presets: {valid}")
+            import difflib  # only for the error
+
+            names = sorted(set(STEPS) | set(PRESETS))
+            close = difflib.get_close_matches(part, names, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown normalization step {part!r} in {spec!r}{hint}; valid steps and presets: "
+                             f"{', '.join(names)}")
     forms = sorted({s for s in steps if s in _UNICODE_FORMS})
     if len(forms) > 1:
         raise ValueError(f"normalization {spec!r} names several Unicode forms ({', '.join(forms)}); pick one")

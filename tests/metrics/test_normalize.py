@@ -49,6 +49,9 @@ def test_markup_removes_markdown_and_html() -> None:
 def test_unknown_step_names_valid_ones() -> None:
     with pytest.raises(ValueError, match="unknown normalization step 'nfx'.*casefold"):
         get_profile("nfx")
+    with pytest.raises(ValueError, match=r"^unknown normalization step 'lenent' in 'nfc\+lenent' \(did you mean "
+                                         r"'lenient'\?\); valid steps and presets: casefold, "):
+        get_profile("nfc+lenent")
 
 
 def test_two_unicode_forms_refused() -> None:
