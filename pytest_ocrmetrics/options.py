@@ -72,7 +72,8 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
         help="Word matching keeps punctuation (default: it strips it from each word, as the evaluator does).")),
     ("--ocr-seed", "ocr_seed", "string", dict(metavar="N", help="Seed of the bootstrap intervals (default 0).")),
     ("--ocr-bootstrap", "ocr_bootstrap", "string", dict(metavar="N",
-        help="Bootstrap resamples for the summary's confidence intervals (default 1000; 0: no intervals, faster).")),
+        help="Bootstrap resamples for the summary's confidence intervals (0 to 100000, default 1000; 0: no intervals, "
+             "faster).")),
     ("--ocr-junit-properties", "ocr_junit_properties", "string", dict(metavar="WHICH",
         help="Metrics each JUnit testcase carries: default (cer, wer, field_f1, the checked, gated and --ocr-metric "
              "ones) or all.")),
@@ -84,7 +85,7 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-refresh-cache", "ocr_refresh_cache", "bool", dict(action="store_true",
         help="Run the engines again and overwrite their cached outputs.")),
     ("--ocr-concurrency", "ocr_concurrency", "string", dict(metavar="N",
-        help="Documents recognised at once by remote engines (default 8; prefetched ahead of the tests).")),
+        help="Documents recognised at once by remote engines (1 to 1024, default 8; prefetched ahead of the tests).")),
     # gates, baselines and reports
     ("--ocr-gate", "ocr_gates", "linelist", dict(action="append", metavar="EXPR",
         help="Suite gate on an aggregate (repeatable), e.g. 'cer<=0.03', 'p95:cer<=0.1', 'field_f1>=0.9'.")),
@@ -226,7 +227,11 @@ def _at_least(text: str, option: str, low: int, high: int) -> int:
 def _choice(config: pytest.Config, dest: str, option: str, choices: tuple[str, ...], default: str) -> str:
     value = _get(config, dest) or default
     if value not in choices:
-        raise pytest.UsageError(f"{option}={value!r} is not valid; choose one of: {', '.join(choices)}")
+        import difflib  # only for the error
+
+        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise pytest.UsageError(f"{option}={value!r} is not valid{hint}; choose one of: {', '.join(choices)}")
     return str(value)
 
 
@@ -340,13 +345,13 @@ class OcrSettings:
             word_ignore_punctuation=not (config.getoption("ocr_word_keep_punctuation")
                                          or config.getini("ocr_word_keep_punctuation")),
             seed=0 if seed in (None, "") else _number(str(seed), "--ocr-seed", int),
-            bootstrap=1000 if bootstrap in (None, "") else max(0, _number(str(bootstrap), "--ocr-bootstrap", int)),
+            bootstrap=1000 if bootstrap in (None, "") else _at_least(str(bootstrap), "--ocr-bootstrap", 0, 100_000),
             junit_properties=_choice(config, "ocr_junit_properties", "--ocr-junit-properties", JUNIT_PROPERTY_MODES,
                                      "default"),
             cache=not (config.getoption("ocr_no_cache") or config.getini("ocr_no_cache")),
             cache_dir=path("ocr_cache_dir"),
             refresh_cache=bool(config.getoption("ocr_refresh_cache") or config.getini("ocr_refresh_cache")),
-            concurrency=8 if concurrency in (None, "") else max(1, _number(str(concurrency), "--ocr-concurrency", int)),
+            concurrency=8 if concurrency in (None, "") else _at_least(str(concurrency), "--ocr-concurrency", 1, 1024),
             gates=tuple(_list(config, "ocr_gates")),
             baseline=path("ocr_baseline"),
             baseline_allow_mismatch=bool(config.getoption("ocr_baseline_allow_mismatch")

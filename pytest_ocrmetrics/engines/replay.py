@@ -82,7 +82,8 @@ class ReplayEngine:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         path = Path(directory)
         if not path.is_dir():
-            raise EngineOptionError(f"replay directory {str(path)!r} {_not_a_folder(path)}; pass --ocr-engine=replay:DIR")
+            raise EngineOptionError(f"replay directory {str(path)!r} {_not_a_folder(path)}; "
+                                    "pass --ocr-engine=replay:DIR")
         self.directory = Path(os.path.abspath(path))
         self._root = str(self.directory)
         self._listings: dict[str, frozenset[str]] = {}

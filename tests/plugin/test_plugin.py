@@ -377,6 +377,20 @@ def test_bad_label_line_is_skipped_with_warning_and_counted(pytester: pytest.Pyt
     assert run["skipped_entries"][0]["source"].endswith("labels.txt:2")
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--ocr-bootstrap=-1"], "--ocr-bootstrap=-1 is out of range; give a whole number from 0 to 100000"),
+    (["--ocr-concurrency=0"], "--ocr-concurrency=0 is out of range; give a whole number from 1 to 1024"),
+    (["-o", "ocr_concurrency=-4"], "--ocr-concurrency=-4 is out of range; give a whole number from 1 to 1024"),
+    (["--ocr-summary=ful"], "--ocr-summary='ful' is not valid (did you mean 'full'?); choose one of: none, short, full"),
+])
+def test_a_number_or_choice_that_cannot_mean_what_was_typed_is_refused(pytester: pytest.Pytester, dataset: Path,
+                                                                       args: list[str], message: str) -> None:
+    """A negative number of resamples or no request at a time used to be read as 0 and 1 in silence."""
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: {message}" in result.stderr.lines
+
+
 def test_bootstrap_option_sets_or_drops_the_summary_intervals(pytester: pytest.Pytester, dataset: Path) -> None:
     intervals = []
     for value in ("0", "200", "200"):
