@@ -216,6 +216,16 @@ def _word_distance(value: Any) -> int:
     return int(distance)
 
 
+def _confidence(text: str) -> float:
+    """``--ocr-min-confidence``: an engine confidence, a fraction from 0 to 1 (``80`` is refused: write 0.8)."""
+    value = _number(text.strip(), "--ocr-min-confidence")
+    if not 0 <= value <= 1:  # NaN fails this too
+        hint = f"; write --ocr-min-confidence={value / 100:g} for {value:g} %" if 1 < value <= 100 else ""
+        raise pytest.UsageError(f"--ocr-min-confidence={text} is out of range: engine confidences are fractions "
+                                f"from 0 to 1{hint}")
+    return float(value)
+
+
 def _at_least(text: str, option: str, low: int, high: int) -> int:
     """A whole number from ``low`` to ``high`` given as ``option``, or one usage error saying what is allowed."""
     value = _number(text, option, int)
@@ -329,8 +339,8 @@ class OcrSettings:
             datasets_base=invocation,
             max_thresholds=max_t,
             min_thresholds=min_t,
-            min_confidence=None if confidence in (None, "") else _number(str(confidence), "--ocr-min-confidence"),
-            limit=None if limit in (None, "") else _number(str(limit), "--ocr-limit", int),
+            min_confidence=None if confidence in (None, "") else _confidence(str(confidence)),
+            limit=None if limit in (None, "") else _at_least(str(limit), "--ocr-limit", 1, 10**9),
             summary=_choice(config, "ocr_summary", "--ocr-summary", SUMMARY_MODES, "short"),
             columns=parse_columns(_get(config, "ocr_columns")),
             json_path=None if not json_path else invocation / str(json_path),

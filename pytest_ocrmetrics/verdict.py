@@ -27,6 +27,10 @@ class Verdict:
     comparison: Comparison | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     error: bool = False  # the gates and the baseline could not be checked at all: never a pass
+    # one sentence per engine × dataset whose documents were all left unscored (skipped, filtered or errored), and
+    # whether the run asked for a verdict (thresholds, gates, a baseline's tolerances): then it compared nothing there
+    unevaluated: tuple[str, ...] = ()
+    checks_requested: bool = False
 
     @property
     def failed_gates(self) -> list[GateResult]:
@@ -34,14 +38,16 @@ class Verdict:
 
     @property
     def failed(self) -> bool:
-        """A gate failed, an aggregate regressed, the baseline matched no document (so nothing was checked), or a
-        regression tolerance's metric was compared nowhere.
+        """A gate failed, an aggregate regressed, the baseline matched no document (so nothing was checked), a
+        regression tolerance's metric was compared nowhere, or the run asked for a verdict and some engine × dataset
+        had no document evaluated (every one skipped, filtered or errored: its thresholds compared nothing).
 
         Document regressions fail their own tests, so they are not counted again here.
         """
         comparison = self.comparison
         return self.error or bool(self.failed_gates) or bool(comparison is not None and (
-            comparison.aggregate_failed or comparison.matched_nothing or comparison.unmatched_tolerances))
+            comparison.aggregate_failed or comparison.matched_nothing or comparison.unmatched_tolerances)) or bool(
+            self.unevaluated and self.checks_requested)
 
     def baseline_entry(self) -> dict[str, Any] | None:
         """The run file's top-level ``baseline`` object (compared / new / missing, normalization), or ``None``."""
@@ -56,6 +62,8 @@ class Verdict:
         if self.comparison is not None:
             out += self.comparison.summary_lines()  # includes the "baseline can be updated" lines
         out += list(self.notes)
+        kind = "ERROR" if self.checks_requested else "WARNING"
+        out += [f"{kind}: {sentence}" for sentence in self.unevaluated]
         return out
 
 
@@ -67,8 +75,11 @@ def judge_run(
     tolerances: Mapping[str, Tolerance] | Sequence[Tolerance] = (),
     significance: float | None = None,
     seed: int = 0,
+    checks_requested: bool = False,
 ) -> Verdict:
-    """Evaluate the suite gates on the run's summary and compare the run with the baseline."""
+    """Evaluate the suite gates on the run's summary and compare the run with the baseline, and find the engine ×
+    dataset pairs with no document evaluated (a failure when ``checks_requested``, the run's thresholds, or
+    ``gates`` or ``tolerances`` asked for a verdict; a warning otherwise)."""
     gate_results: tuple[GateResult, ...] = ()
     if gates:
         from pytest_ocrmetrics.gating import evaluate_gates
@@ -80,7 +91,41 @@ def judge_run(
         comparison = baseline.compare(run, tolerances, significance=significance, seed=seed)
         if not tolerances and not comparison.matched_nothing:
             notes.append("no --ocr-max-regression given: differences from the baseline are reported, not enforced")
-    return Verdict(gate_results, comparison, tuple(notes))
+    requested = bool(checks_requested or gates or tolerances)
+    return Verdict(gate_results, comparison, tuple(notes), unevaluated=tuple(unevaluated_sentences(run, requested)),
+                   checks_requested=requested)
+
+
+def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> list[str]:
+    """One sentence for each engine × dataset of the run that had documents but evaluated none of them: why (the
+    counts, and the first skip or error message), and, when ``requested``, that its checks compared nothing.
+
+    >>> run = {"summary": [{"engine": "tesseract", "dataset": "receipts", "documents": 2, "evaluated": 0,
+    ...                     "skipped": 2}],
+    ...        "documents": [{"engine": "tesseract", "dataset": "receipts", "outcome": "skipped",
+    ...                       "message": "engine 'tesseract' is not available: no binary"}]}
+    >>> unevaluated_sentences(run, requested=True)
+    ["tesseract / receipts: none of its 2 documents was evaluated (2 skipped: engine 'tesseract' is not available: no binary), so its thresholds, gates and baseline checked nothing"]
+    """
+    empty = [row for row in run.get("summary") or () if row.get("documents") and not row.get("evaluated")]
+    if not empty:
+        return []
+    wanted = {(row["engine"], row["dataset"]) for row in empty}
+    first: dict[tuple[str, str], str] = {}
+    for document in run.get("documents") or ():  # read back only in this rare case
+        key = (document.get("engine"), document.get("dataset"))
+        if key in wanted and key not in first and document.get("message"):
+            first[key] = " ".join(str(document["message"]).split()).removeprefix("filtered: ")[:300]
+    sentences = []
+    for row in empty:
+        counts = ", ".join(f"{row[kind]} {kind}" for kind in ("skipped", "filtered", "errors") if row.get(kind))
+        reason = first.get((row["engine"], row["dataset"]))
+        why = f"{counts}: {reason}" if counts and reason else counts or reason or "no score"
+        count = row["documents"]
+        sentence = (f"{row['engine']} / {row['dataset']}: {'none of its' if count != 1 else 'its'} {count} "
+                    f"document{'s' if count != 1 else ''} {'was' if count != 1 else 'was not'} evaluated ({why})")
+        sentences.append(sentence + (", so its thresholds, gates and baseline checked nothing" if requested else ""))
+    return sentences
 
 
 def dump_run(run: Mapping[str, Any]) -> str:

@@ -96,8 +96,9 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
     if state.verdict is not None:
         lines += state.verdict.lines()
     terminalreporter.write_sep("=", "OCR metrics")
-    for line in lines:
-        terminalreporter.write_line(line)
+    for line in lines:  # a failed gate or an error of the verdict stands out
+        red = line.startswith(("ERROR:", "  FAIL "))
+        terminalreporter.write_line(line, red=red, bold=red)
     for line, red in _run_notes(state, state.run):
         terminalreporter.write_line(line, red=red, bold=red)
     written, problems = config.stash.get(_REPORTS, ({}, []))
@@ -122,7 +123,8 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
         notes.append((f"the {metric} threshold could not be checked on {count} document{'s' if count != 1 else ''}: "
                       f"{'it lacks' if count == 1 else 'they lack'} {needs}", True))
     # known from the records as they were added: no document is read back from the spool for it
-    if not state.results.has_checks and run.get("summary") and not state.gates and state.baseline is None:
+    if (not state.results.has_checks and run.get("summary") and not state.gates and state.baseline is None
+            and not state.settings.command_line_thresholds()):  # given but never checked: said by the verdict
         notes.append(("no threshold was checked: pass --ocr-max/--ocr-min (e.g. --ocr-max=cer:0.05) or --ocr-gate, "
                       "or add @pytest.mark.ocr_thresholds or per-document thresholds", False))
     return notes
@@ -169,7 +171,8 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
     state.run = run
     try:
         verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,
-                            significance=settings.significance, seed=settings.seed)
+                            significance=settings.significance, seed=settings.seed,
+                            checks_requested=bool(settings.command_line_thresholds() or state.results.has_checks))
         if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
             run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
     except Exception as exc:  # noqa: BLE001 - the reports are still written; the gates count as failed

@@ -1,0 +1,108 @@
+"""A run that evaluated no document of an engine × dataset (every test skipped or filtered) never passes as if it had
+checked something: with thresholds, gates or a baseline's tolerances it fails with one sentence saying why; without
+them it says so as a warning. Before, a CI machine without the engine went green with "9 skipped"."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.conftest import make_dataset
+
+GONE_ENGINE = """
+from pytest_ocrmetrics.engines.base import EngineSpec, EngineUnavailable
+
+
+def _create(arg, options):
+    raise EngineUnavailable("the gone binary was not found: install gone")
+
+
+def pytest_ocrmetrics_register_engines(registry):
+    registry.register(EngineSpec("gone", _create, description="never installed"))
+"""
+
+
+def _low_confidence(root: Path) -> None:
+    """Every replayed output says it is unsure (confidence 0.5): --ocr-min-confidence=0.9 filters them all."""
+    for stem in ("doc_001", "doc_002", "doc_003"):
+        (root / "preds" / f"{stem}.json").write_text(json.dumps({"fields": {}, "confidence": 0.5}), encoding="utf-8")
+
+
+def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+    make_dataset(pytester.path)
+    _low_confidence(pytester.path)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-min-confidence=0.9",
+                                "--ocr-max=cer:0.1", "--ocr-json=run.json", "--junitxml=out.xml", *plugin_args)
+    result.assert_outcomes(skipped=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert ("ERROR: replay / invoices: none of its 3 documents was evaluated (3 filtered: engine confidence 0.500 is "
+            "below --ocr-min-confidence=0.9), so its thresholds, gates and baseline checked nothing") in result.outlines
+    assert not any(line.startswith("no threshold was checked") for line in result.outlines)  # it was given
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))  # every report is still written
+    assert run["summary"][0]["evaluated"] == 0 and run["summary"][0]["filtered"] == 3
+    assert ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
+
+
+def test_without_thresholds_a_run_that_evaluated_nothing_is_a_warning(pytester: pytest.Pytester,
+                                                                      plugin_args: list[str]) -> None:
+    make_dataset(pytester.path)
+    _low_confidence(pytester.path)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-min-confidence=0.9",
+                                *plugin_args)
+    result.assert_outcomes(skipped=3)
+    assert result.ret == pytest.ExitCode.OK
+    assert ("WARNING: replay / invoices: none of its 3 documents was evaluated (3 filtered: engine confidence 0.500 "
+            "is below --ocr-min-confidence=0.9)") in result.outlines
+    result.stdout.fnmatch_lines(["no threshold was checked: pass --ocr-max/--ocr-min*"])
+
+
+def test_an_engine_that_is_not_installed_fails_a_run_with_thresholds(pytester: pytest.Pytester,
+                                                                     plugin_args: list[str]) -> None:
+    """The reported case: CI lacks the engine, so every document's test skips; the thresholds compared nothing.
+    The other engine's documents are checked as usual; the missing engine's pair is named with the reason."""
+    make_dataset(pytester.path)
+    pytester.makeconftest(GONE_ENGINE)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-engine=gone",
+                                "--ocr-max=cer:0.5", *plugin_args)
+    result.assert_outcomes(passed=3, skipped=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    errors = [line for line in result.outlines if line.startswith("ERROR: ")]
+    assert errors == ["ERROR: gone / invoices: none of its 3 documents was evaluated (3 skipped: engine 'gone' is not "
+                      "available: the gone binary was not found: install gone), so its thresholds, gates and baseline "
+                      "checked nothing"]
+
+
+def test_a_gate_alone_makes_it_an_error_too(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path)
+    pytester.makeconftest(GONE_ENGINE)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=gone", "--ocr-gate=cer<=0.5")
+    result.assert_outcomes(skipped=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["  FAIL gate cer<=0.5 matched no engine x dataset*",
+                                 "ERROR: gone / invoices: none of its 3 documents was evaluated (3 skipped: *"])
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("80", "--ocr-min-confidence=80 is out of range: engine confidences are fractions from 0 to 1; write "
+           "--ocr-min-confidence=0.8 for 80 %"),
+    ("-0.1", "--ocr-min-confidence=-0.1 is out of range: engine confidences are fractions from 0 to 1"),
+    ("nan", "--ocr-min-confidence=nan is out of range: engine confidences are fractions from 0 to 1"),
+])
+def test_a_confidence_that_is_no_fraction_is_refused(pytester: pytest.Pytester, value: str, message: str) -> None:
+    """``--ocr-min-confidence=80`` filtered every document (confidences are 0..1) and the run passed with skips."""
+    make_dataset(pytester.path)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", f"--ocr-min-confidence={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: {message}" in result.stderr.lines
+
+
+@pytest.mark.parametrize("value", ["0", "-3"])
+def test_a_limit_below_one_is_refused(pytester: pytest.Pytester, value: str) -> None:
+    make_dataset(pytester.path)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", f"--ocr-limit={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (f"ERROR: --ocr-limit={value} is out of range; give a whole number from 1 to 1000000000"
+            in result.stderr.lines)
