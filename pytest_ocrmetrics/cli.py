@@ -420,6 +420,8 @@ def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
         run["baseline"] = clean_run(comparison.baseline_entry())[0]
     gates = evaluate_gates(args.gate or [], run["summary"])
     failed = any(not g.passed for g in gates) or bool(comparison is not None and comparison.exit_failed)
+    unevaluated, requested = _unevaluated(args, run)
+    failed = failed or bool(unevaluated and requested)
     written = _write_reports(args, run, comparison, gates, _image_root(args, args.output))
     for name, shard in runs:
         if shard.get("interrupted"):
@@ -430,11 +432,24 @@ def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
         print(gate.message, file=out)
     for line in comparison.summary_lines() if comparison is not None else ():
         print(line, file=out)
-    if gates or comparison is not None:
+    for sentence in unevaluated:
+        print(f"{'ERROR' if requested else 'WARNING'}: {sentence}", file=out)
+    if gates or comparison is not None or (unevaluated and requested):
         print(f"ocrmetrics merge: {'FAILED' if failed else 'passed'} ({_shown(args.output)})", file=out)
     for line in written:
         print(line, file=out)
     return _exit_code(args, 1 if failed else 0)
+
+
+def _unevaluated(args: argparse.Namespace, run: dict[str, Any]) -> tuple[list[str], bool]:
+    """The merged run's engine × dataset pairs with no document evaluated (as pytest says them), and whether the
+    run asked for a verdict: a gate, a tolerance, or a threshold checked on some document of a shard."""
+    from pytest_ocrmetrics.verdict import unevaluated_sentences
+
+    if not unevaluated_sentences({"summary": run["summary"]}):  # the usual case: no document is read back
+        return [], False
+    requested = bool(args.gate or args.max_regression or any(d.get("checks") for d in run["documents"]))
+    return unevaluated_sentences(run, requested), requested
 
 
 def _add_merge_parser(sub: Any) -> None:

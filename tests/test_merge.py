@@ -259,6 +259,27 @@ def test_cli_merge_gates_exit_codes(shard_files: list[str], tmp_path: Path, caps
     assert "did you mean" in capsys.readouterr().err.lower()
 
 
+def test_cli_merge_says_an_engine_that_evaluated_nothing_and_fails_when_a_verdict_was_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As pytest says it: the merged run's pair with every document skipped on every shard (the engine was not
+    installed on the CI machines) fails a merge with a gate; without a gate or any checked threshold it warns."""
+    skipped = [make_doc(f"doc_{i:03}.png", {}, engine="gone", outcome="skipped",
+                        message="engine 'gone' is not available: install gone") for i in range(6)]
+    paths = []
+    for name, run in _shards(_docs(6) + skipped, 2):
+        (tmp_path / name).write_text(json.dumps(run), encoding="utf-8")
+        paths.append(str(tmp_path / name))
+    out = str(tmp_path / "run.json")
+    assert main(["merge", *paths, "-o", out]) == 0
+    assert ("WARNING: gone / receipts: none of its 6 documents was evaluated (6 skipped: engine 'gone' is not "
+            "available: install gone)") in capsys.readouterr().out.splitlines()
+    assert main(["merge", *paths, "-o", out, "--gate=cer<=1"]) == 1
+    stdout = capsys.readouterr().out.splitlines()
+    assert ("ERROR: gone / receipts: none of its 6 documents was evaluated (6 skipped: engine 'gone' is not available: "
+            "install gone), so its thresholds, gates and baseline checked nothing") in stdout
+    assert any(line.startswith("ocrmetrics merge: FAILED") for line in stdout)
+
+
 def test_cli_merge_baseline_exit_codes(shard_files: list[str], tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "run.json")
