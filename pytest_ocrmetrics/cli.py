@@ -448,7 +448,8 @@ def _unevaluated(args: argparse.Namespace, run: dict[str, Any]) -> tuple[list[st
 
     if not unevaluated_sentences({"summary": run["summary"]}):  # the usual case: no document is read back
         return [], False
-    requested = bool(args.gate or args.max_regression or any(d.get("checks") for d in run["documents"]))
+    requested = bool(args.gate or args.max_regression
+                     or any(d.get("checks") or d.get("declared_checks") for d in run["documents"]))
     return unevaluated_sentences(run, requested), requested
 
 

@@ -264,7 +264,8 @@ class RunResults:
     # whether some added record has tags / page-level facts: otherwise to_run skips those passes over the spool
     _has_tags: bool = field(default=False, repr=False, compare=False)
     _has_facts: bool = field(default=False, repr=False, compare=False)
-    has_checks: bool = field(default=False, repr=False, compare=False)  # some record checked a threshold
+    # some record checked a threshold, or was a check that never got a score (``declared_checks``)
+    has_checks: bool = field(default=False, repr=False, compare=False)
 
     def add_collection_error(self, dataset: str, message: str) -> None:
         """A dataset that could not be loaded (malformed ground truth): listed in the run, once per dataset."""
@@ -291,7 +292,7 @@ class RunResults:
             rec["message"] = message
         if rec.get("tags"):
             self._has_tags = True
-        if rec.get("checks"):
+        if rec.get("checks") or rec.get("declared_checks"):
             self.has_checks = True
         details = rec.get("details")
         if details and (type(details) is not dict or details.get("facts") is not None):  # unusual: look later

@@ -105,7 +105,7 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
     ...        "documents": [{"engine": "tesseract", "dataset": "receipts", "outcome": "skipped",
     ...                       "message": "engine 'tesseract' is not available: no binary"}]}
     >>> unevaluated_sentences(run, requested=True)
-    ["tesseract / receipts: none of its 2 documents was evaluated (2 skipped: engine 'tesseract' is not available: no binary), so its thresholds, gates and baseline checked nothing"]
+    ["tesseract / receipts: none of its 2 documents was evaluated (2 skipped: engine 'tesseract' is not available: no binary), so nothing was checked there"]
     """
     empty = [row for row in run.get("summary") or () if row.get("documents") and not row.get("evaluated")]
     if not empty:
@@ -124,7 +124,7 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
         count = row["documents"]
         sentence = (f"{row['engine']} / {row['dataset']}: {'none of its' if count != 1 else 'its'} {count} "
                     f"document{'s' if count != 1 else ''} {'was' if count != 1 else 'was not'} evaluated ({why})")
-        sentences.append(sentence + (", so its thresholds, gates and baseline checked nothing" if requested else ""))
+        sentences.append(sentence + (", so nothing was checked there" if requested else ""))
     return sentences
 
 

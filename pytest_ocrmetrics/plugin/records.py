@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_ocrmetrics.plugin.checks import _item_state
-from pytest_ocrmetrics.plugin.items import _case_of
+from pytest_ocrmetrics.plugin.items import OcrDocumentItem, _case_of
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
 from pytest_ocrmetrics.reporting.safe_text import clean_text
 from pytest_ocrmetrics.scoring import document_record
@@ -21,6 +21,10 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
         record = item_state.context.score_output(output).to_record(confusions=state.record_confusions)
     else:
         record = document_record(case.document, case.engine.label, output)
+        # a check that never got a score (skipped, filtered, errored): a test function (it exists to check the
+        # output), a test's ocr_thresholds or the document's own thresholds; the run then asked for a verdict
+        if not isinstance(item, OcrDocumentItem) or item_state.limits or case.document.thresholds:
+            record["declared_checks"] = True
         if case.document.facts:  # counted as failed in the facts summary when the test errored (no output)
             from pytest_ocrmetrics.metrics.facts.summary import unchecked_facts
 

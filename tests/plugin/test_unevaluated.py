@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import make_dataset
+from tests.plugin.conftest import DOCS, make_dataset
 
 GONE_ENGINE = """
 from pytest_ocrmetrics.engines.base import EngineSpec, EngineUnavailable
@@ -39,7 +39,7 @@ def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.P
     result.assert_outcomes(skipped=3)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert ("ERROR: replay / invoices: none of its 3 documents was evaluated (3 filtered: engine confidence 0.500 is "
-            "below --ocr-min-confidence=0.9), so its thresholds, gates and baseline checked nothing") in result.outlines
+            "below --ocr-min-confidence=0.9), so nothing was checked there") in result.outlines
     assert not any(line.startswith("no threshold was checked") for line in result.outlines)  # it was given
     run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))  # every report is still written
     assert run["summary"][0]["evaluated"] == 0 and run["summary"][0]["filtered"] == 3
@@ -48,7 +48,8 @@ def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.P
 
 def test_without_thresholds_a_run_that_evaluated_nothing_is_a_warning(pytester: pytest.Pytester,
                                                                       plugin_args: list[str]) -> None:
-    make_dataset(pytester.path)
+    """Dataset items only, no threshold anywhere (the documents' own removed): nothing was asked, so a warning."""
+    make_dataset(pytester.path, {name: {k: v for k, v in doc.items() if k != "thresholds"} for name, doc in DOCS.items()})
     _low_confidence(pytester.path)
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-min-confidence=0.9",
                                 *plugin_args)
@@ -71,8 +72,7 @@ def test_an_engine_that_is_not_installed_fails_a_run_with_thresholds(pytester: p
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     errors = [line for line in result.outlines if line.startswith("ERROR: ")]
     assert errors == ["ERROR: gone / invoices: none of its 3 documents was evaluated (3 skipped: engine 'gone' is not "
-                      "available: the gone binary was not found: install gone), so its thresholds, gates and baseline "
-                      "checked nothing"]
+                      "available: the gone binary was not found: install gone), so nothing was checked there"]
 
 
 def test_a_gate_alone_makes_it_an_error_too(pytester: pytest.Pytester) -> None:
@@ -106,3 +106,40 @@ def test_a_limit_below_one_is_refused(pytester: pytest.Pytester, value: str) -> 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert (f"ERROR: --ocr-limit={value} is out of range; give a whole number from 1 to 1000000000"
             in result.stderr.lines)
+
+
+def test_a_test_function_whose_every_document_skipped_fails_the_run(pytester: pytest.Pytester,
+                                                                     plugin_args: list[str]) -> None:
+    """No threshold on the command line: the test function itself is the check (it exists to assert on the output),
+    so a suite like the example suites fails on a machine without its engine, with and without xdist (the record
+    of each skipped test says it declared a check)."""
+    make_dataset(pytester.path)
+    pytester.makeconftest(GONE_ENGINE)
+    pytester.makepyfile(test_gone_text="""
+        import pytest
+        from pytest_ocrmetrics import assert_cer_below
+
+        pytestmark = pytest.mark.ocr_dataset("invoices")
+
+        def test_text(ocr_score):
+            assert_cer_below(ocr_score, 0.5)
+        """)
+    result = pytester.runpytest("test_gone_text.py", "--ocr-engine=gone", "--ocr-json=run.json", *plugin_args)
+    result.assert_outcomes(skipped=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["ERROR: gone / invoices: none of its 3 documents was evaluated (3 skipped: *), so "
+                                 "nothing was checked there"])
+    documents = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["documents"]
+    assert [d.get("declared_checks") for d in documents] == [True, True, True]
+
+
+def test_document_thresholds_alone_make_it_an_error(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+    """Only the ground truth has thresholds (doc_003's cer 0.5): a dataset item of that document declares a check."""
+    make_dataset(pytester.path)
+    pytester.makeconftest(GONE_ENGINE)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=gone", "--ocr-json=run.json", *plugin_args)
+    result.assert_outcomes(skipped=3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    documents = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["documents"]
+    assert {d["id"]: d.get("declared_checks") for d in documents} == {
+        "doc_001.png": None, "doc_002.png": None, "doc_003.png": True}
