@@ -143,3 +143,15 @@ def test_document_thresholds_alone_make_it_an_error(pytester: pytest.Pytester, p
     documents = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["documents"]
     assert {d["id"]: d.get("declared_checks") for d in documents} == {
         "doc_001.png": None, "doc_002.png": None, "doc_003.png": True}
+
+
+def test_page_facts_alone_make_it_an_error(pytester: pytest.Pytester) -> None:
+    """A page's facts are checks of their own (olmOCR-bench style): with the engine missing, none was checked."""
+    make_dataset(pytester.path, {"p1.png": {"full_text": "Total 5.00", "facts": [
+        {"id": "p1-total", "type": "present", "text": "Total 5.00"}]}}, {"p1": "Total 5.00"})
+    pytester.makeconftest(GONE_ENGINE)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=gone")
+    result.assert_outcomes(skipped=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["ERROR: gone / invoices: its 1 document was not evaluated (1 skipped: *), so "
+                                 "nothing was checked there"])
