@@ -107,7 +107,7 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
     >>> unevaluated_sentences(run, requested=True)
     ["tesseract / receipts: none of its 2 documents was evaluated (2 skipped: engine 'tesseract' is not available: no binary), so nothing was checked there"]
     """
-    empty = [row for row in run.get("summary") or () if row.get("documents") and not row.get("evaluated")]
+    empty = [row for row in run.get("summary") or () if row.get("documents") and row.get("evaluated", 1) == 0]
     if not empty:
         return []
     wanted = {(row["engine"], row["dataset"]) for row in empty}

@@ -22,10 +22,10 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
     else:
         record = document_record(case.document, case.engine.label, output)
         # a check that never got a score (skipped, filtered, errored): a test function (it exists to check the
-        # output), a test's ocr_thresholds, the document's own thresholds or page-level facts; the run then asked
-        # for a verdict
+        # output), a test's ocr_thresholds, the document's own thresholds or page-level facts, the command line's
+        # thresholds; the run then asked for a verdict (and its run file says so, for the reports and the merge)
         if (not isinstance(item, OcrDocumentItem) or item_state.limits or case.document.thresholds
-                or case.document.facts):
+                or case.document.facts or state.settings.command_line_thresholds()):
             record["declared_checks"] = True
         if case.document.facts:  # counted as failed in the facts summary when the test errored (no output)
             from pytest_ocrmetrics.metrics.facts.summary import unchecked_facts

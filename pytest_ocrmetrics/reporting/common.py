@@ -148,7 +148,8 @@ class RunVerdict:
 def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
                 comparison: Comparison | None = None) -> RunVerdict:
     """The verdict of a run for the HTML and Markdown reports: failed when a document failed or errored, a dataset
-    could not be loaded (the run's ``collection_errors``), a gate failed or the baseline comparison regressed;
+    could not be loaded (the run's ``collection_errors``), a gate failed, the baseline comparison regressed, or an
+    engine × dataset evaluated no document while the run asked for checks (as pytest judged it);
     ``interrupted`` (the run's ``"interrupted": true``) wins over both, since the documents not reached were never
     checked.
 
@@ -182,9 +183,17 @@ def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
         else:
             bits.append(" and ".join(counts) + " against the baseline" if counts
                         else "no regression against the baseline")
+    empty = [f"{row['engine']} / {row['dataset']}" for row in run.get("summary") or ()
+             if row.get("documents") and row.get("evaluated", 1) == 0]  # a run file of 0.1 has no "evaluated"
+    if empty:  # every document skipped or filtered (an engine missing here): its checks compared nothing
+        bits.append(f"no document was evaluated for {', '.join(empty)}")
+    nothing_checked = bool(empty) and (bool(results) or any(d.get("checks") or d.get("declared_checks")
+                                                            for d in documents) or bool(
+        comparison is not None and any(a.tolerance is not None for a in comparison.aggregates)))
     if not bits:
         bits.append(f"{len(documents)} document{'s' if len(documents) != 1 else ''}, none failed")
-    failed = bool(failed_docs or errored_docs or broken or failed_gates or (comparison is not None and comparison.exit_failed))
+    failed = bool(failed_docs or errored_docs or broken or failed_gates or nothing_checked
+                  or (comparison is not None and comparison.exit_failed))
     if run.get("interrupted"):
         return RunVerdict("interrupted", "INTERRUPTED (the results so far): " + ", ".join(bits))
     return RunVerdict("failed" if failed else "passed", ("FAILED: " if failed else "passed: ") + ", ".join(bits))

@@ -35,7 +35,8 @@ def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.P
     make_dataset(pytester.path)
     _low_confidence(pytester.path)
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-min-confidence=0.9",
-                                "--ocr-max=cer:0.1", "--ocr-json=run.json", "--junitxml=out.xml", *plugin_args)
+                                "--ocr-max=cer:0.1", "--ocr-json=run.json", "--junitxml=out.xml",
+                                "--ocr-markdown=summary.md", *plugin_args)
     result.assert_outcomes(skipped=3)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert ("ERROR: replay / invoices: none of its 3 documents was evaluated (3 filtered: engine confidence 0.500 is "
@@ -43,7 +44,11 @@ def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.P
     assert not any(line.startswith("no threshold was checked") for line in result.outlines)  # it was given
     run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))  # every report is still written
     assert run["summary"][0]["evaluated"] == 0 and run["summary"][0]["filtered"] == 3
+    assert [d.get("declared_checks") for d in run["documents"]] == [True, True, True]  # --ocr-max, in the run file
     assert ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
+    # the reports' verdict agrees with pytest's (it used to say "passed: 3 documents, none failed")
+    assert (pytester.path / "summary.md").read_text(encoding="utf-8").splitlines()[:3] == [
+        "## ❌ OCR metrics: failed", "", "**FAILED**: no document was evaluated for replay / invoices"]
 
 
 def test_without_thresholds_a_run_that_evaluated_nothing_is_a_warning(pytester: pytest.Pytester,
@@ -52,12 +57,14 @@ def test_without_thresholds_a_run_that_evaluated_nothing_is_a_warning(pytester: 
     make_dataset(pytester.path, {name: {k: v for k, v in doc.items() if k != "thresholds"} for name, doc in DOCS.items()})
     _low_confidence(pytester.path)
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-min-confidence=0.9",
-                                *plugin_args)
+                                "--ocr-markdown=summary.md", *plugin_args)
     result.assert_outcomes(skipped=3)
     assert result.ret == pytest.ExitCode.OK
     assert ("WARNING: replay / invoices: none of its 3 documents was evaluated (3 filtered: engine confidence 0.500 "
             "is below --ocr-min-confidence=0.9)") in result.outlines
     result.stdout.fnmatch_lines(["no threshold was checked: pass --ocr-max/--ocr-min*"])
+    assert (pytester.path / "summary.md").read_text(encoding="utf-8").splitlines()[:3] == [
+        "## ✅ OCR metrics: passed", "", "**passed**: no document was evaluated for replay / invoices"]
 
 
 def test_an_engine_that_is_not_installed_fails_a_run_with_thresholds(pytester: pytest.Pytester,
