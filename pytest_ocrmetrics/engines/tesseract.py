@@ -35,6 +35,7 @@ from typing import Any, Iterator, Mapping
 
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
+    image_decode_problem,
     image_temp_file,
     read_image,
     EngineError,
@@ -260,6 +261,12 @@ class TesseractEngine:
                 raise EngineError(
                     f"tesseract failed on {str(image)!r} (document {document.id!r}): "
                     f"{exc.message or f'exit status {exc.status}'}"
+                ) from None
+            except UnicodeDecodeError as exc:  # pytesseract decoding an error output that is not UTF-8 (Leptonica
+                # echoes a damaged image's bytes): what the file looked like says more than the decoder's complaint
+                raise EngineError(
+                    f"tesseract failed on {str(image)!r} (document {document.id!r}): "
+                    f"{image_decode_problem(ValueError(), image_bytes)}"
                 ) from None
             except RuntimeError as exc:
                 if "timeout" in str(exc).lower():

@@ -90,6 +90,17 @@ def test_unreadable_image_errors_the_document(tesseract: TesseractEngine, tmp_pa
         tesseract.recognize(Document("gone.png", "d", tmp_path / "gone.png"))
 
 
+def test_a_truncated_image_is_one_sentence_not_a_decoding_crash(tesseract: TesseractEngine, tmp_path: Path) -> None:
+    """A PNG cut off after its signature: Leptonica echoes the file's bytes into tesseract's error output, which
+    pytesseract then fails to decode as UTF-8 (a UnicodeDecodeError with its traceback was the test's error)."""
+    cut = tmp_path / "cut.png"
+    cut.write_bytes(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(EngineError) as info:
+        tesseract.recognize(Document("cut.png", "d", cut))
+    assert str(info.value) == (f"tesseract failed on {str(cut)!r} (document 'cut.png'): it starts like a PNG file "
+                               "but cannot be decoded (damaged, or a variant the decoder does not support)")
+
+
 def test_missing_language_data_names_the_package(tesseract: TesseractEngine) -> None:
     with pytest.raises(EngineUnavailable, match=r"'zzz_test' is not installed .*apt-get install tesseract-ocr-zzz-test"):
         default_registry(entry_points=False).create("tesseract", {"lang": "eng+zzz_test"})
