@@ -118,7 +118,8 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
             first[key] = " ".join(str(document["message"]).split()).removeprefix("filtered: ")[:300]
     sentences = []
     for row in empty:
-        counts = ", ".join(f"{row[kind]} {kind}" for kind in ("skipped", "filtered", "errors") if row.get(kind))
+        counts = ", ".join(f"{row[kind]} {'error' if kind == 'errors' and row[kind] == 1 else kind}"
+                           for kind in ("skipped", "filtered", "errors") if row.get(kind))
         reason = first.get((row["engine"], row["dataset"]))
         why = f"{counts}: {reason}" if counts and reason else counts or reason or "no score"
         count = row["documents"]
