@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ocrmetrics.cache import CachingEngine, OutputCache
-from pytest_ocrmetrics.datasets import Dataset, load_dataset
+from pytest_ocrmetrics.datasets import Dataset, DatasetError, load_dataset
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrEngine, OcrOutput
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
@@ -112,6 +112,15 @@ def choose_engines(values: tuple[str, ...]) -> list[EngineChoice]:
     return choices
 
 
+def _empty_dataset_message(path: Path, dataset: Dataset) -> str:
+    """Why ``dataset`` has no document, in one sentence naming ``path``."""
+    if dataset.skipped:
+        first = dataset.skipped[0]
+        every = "its only entry was" if len(dataset.skipped) == 1 else f"all {len(dataset.skipped)} entries were"
+        return f"{path}: the dataset has no documents: {every} skipped, the first at {first.source}: {first.reason}"
+    return f"{path}: the dataset has no documents (its ground truth lists none)"
+
+
 class OcrRunner:
     """Datasets, engines and scoring for one process."""
 
@@ -161,11 +170,14 @@ class OcrRunner:
     # -- datasets --------------------------------------------------------------------------------------------------
     def dataset(self, path: Path, name: str | None = None) -> Dataset:
         """The dataset at ``path``, loaded once. A document whose own thresholds are not sensible limits
-        (``"field_f1": 90``) gets an error naming its ground-truth entry: its test errors, the others run.
+        (``"field_f1": 90``) gets an error naming its ground-truth entry: its test errors, the others run. A dataset
+        with no document at all (an empty ground-truth file, every entry skipped) is a :class:`DatasetError`.
         Documents that are PDF pages are rendered at ``--ocr-pdf-longest-side`` pixels."""
         key = (path.resolve(), name)
         if key not in self._datasets:
             dataset = load_dataset(path, name=name, limit=self.settings.limit)
+            if not dataset.documents:  # a test of it could only pass having scored nothing
+                raise DatasetError(_empty_dataset_message(path, dataset))
             longest_side = self.settings.pdf_longest_side
             documents = tuple(_check_document_thresholds(_render_at(document, longest_side))
                               for document in dataset.documents)

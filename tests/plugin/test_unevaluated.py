@@ -162,3 +162,35 @@ def test_page_facts_alone_make_it_an_error(pytester: pytest.Pytester) -> None:
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["ERROR: gone / invoices: its 1 document was not evaluated (1 skipped: *), so "
                                  "nothing was checked there"])
+
+
+def test_an_empty_dataset_is_a_collection_error_not_a_green_run(pytester: pytest.Pytester,
+                                                                plugin_args: list[str]) -> None:
+    """``{}`` as ground truth used to end in "no tests ran" (exit 5, no reason); a test function over it skipped
+    ("the OCR datasets have no documents") and the run was green."""
+    make_dataset(pytester.path, {}, {})
+    pytester.makepyfile(test_empty_text="""
+        import pytest
+
+        @pytest.mark.ocr_dataset("invoices")
+        def test_text(ocr_score):
+            assert ocr_score["cer"] < 0.5
+        """)
+    message = f"{pytester.path / 'invoices'}: the dataset has no documents (its ground truth lists none)"
+    for args in (["--ocr-dataset=invoices"], ["test_empty_text.py"]):
+        result = pytester.runpytest(*args, "--ocr-engine=replay:preds", "--ocr-json=run.json", *plugin_args)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, args
+        assert any(message in line for line in result.outlines), args
+        run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+        assert run["collection_errors"] == [{"dataset": str(pytester.path / "invoices"), "message": message}], args
+
+
+def test_a_label_file_whose_every_line_is_skipped_says_the_first_reason(pytester: pytest.Pytester) -> None:
+    plates = pytester.path / "plates"
+    (plates / "images").mkdir(parents=True)
+    (plates / "labels.txt").write_text("\tAB12\nno tab here\n", encoding="utf-8")  # an empty path, no tab
+    (pytester.path / "preds").mkdir()
+    result = pytester.runpytest("--ocr-dataset=plates", "--ocr-engine=replay:preds")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([f"*{pytester.path / 'plates'}: the dataset has no documents: all 2 entries were "
+                                 "skipped, the first at *labels.txt:1: *"])
