@@ -116,6 +116,8 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
         key = (document.get("engine"), document.get("dataset"))
         if key in wanted and key not in first and document.get("message"):
             first[key] = " ".join(str(document["message"]).split()).removeprefix("filtered: ")[:300]
+            if len(first) == len(wanted):
+                break
     sentences = []
     for row in empty:
         counts = ", ".join(f"{row[kind]} {'error' if kind == 'errors' and row[kind] == 1 else kind}"
