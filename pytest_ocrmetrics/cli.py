@@ -238,27 +238,34 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
     comparison = _comparison(args, baseline, run)
     gates = evaluate_gates(args.gate or [], run.get("summary", ()))
     gate_failed = any(not g.passed for g in gates)
+    unevaluated, requested = _unevaluated(args, run)  # NEW.json's pairs that scored nothing, as pytest says them
+    failed = comparison.exit_failed or gate_failed or bool(unevaluated and requested)
     written = _write_reports(args, run, comparison, gates, _image_root(args, args.run))  # before any output
+    said = [f"{'ERROR' if requested else 'WARNING'}: {sentence}" for sentence in unevaluated]
     if args.json:
         data = comparison.to_dict()
         data["gates"] = [{"gate": g.gate.expression, "engine": g.engine, "dataset": g.dataset, "actual": g.actual,
                           "status": g.status, "message": g.message} for g in gates]
-        data["exit_failed"] = comparison.exit_failed or gate_failed
+        data["unevaluated"] = said
+        data["exit_failed"] = failed
         json.dump(data, out, indent=2, ensure_ascii=False)
         out.write("\n")
         for kind, text in (("error", comparison.error), ("warning", comparison.warning)):
             if text:  # also in the JSON; said where a person reads it too
                 print(f"ocrmetrics compare: {kind}: {text}", file=sys.stderr)
+        for line in said:
+            print(f"ocrmetrics compare: {line}", file=sys.stderr)
     else:
         for gate in gates:
             print(gate.message, file=out)
         for line in comparison.summary_lines():
             print(line, file=out)
-        verdict = "FAILED" if comparison.exit_failed or gate_failed else "passed"
-        print(f"ocrmetrics compare: {verdict} ({args.baseline} -> {args.run})", file=out)
+        for line in said:
+            print(line, file=out)
+        print(f"ocrmetrics compare: {'FAILED' if failed else 'passed'} ({args.baseline} -> {args.run})", file=out)
     for line in written:
         print(line, file=sys.stderr if args.json else out)
-    return _exit_code(args, 1 if comparison.exit_failed or gate_failed else 0)
+    return _exit_code(args, 1 if failed else 0)
 
 
 def _exit_code(args: argparse.Namespace, code: int) -> int:
@@ -442,14 +449,14 @@ def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _unevaluated(args: argparse.Namespace, run: dict[str, Any]) -> tuple[list[str], bool]:
-    """The merged run's engine × dataset pairs with no document evaluated (as pytest says them), and whether the
-    run asked for a verdict: a gate, a tolerance, or a threshold checked on some document of a shard."""
+    """The run's engine × dataset pairs with no document evaluated (as pytest says them), and whether a verdict was
+    asked for: a gate, a tolerance, or a check made or declared on some document (``checks``, ``declared_checks``)."""
     from pytest_ocrmetrics.verdict import unevaluated_sentences
 
-    if not unevaluated_sentences({"summary": run["summary"]}):  # the usual case: no document is read back
+    if not unevaluated_sentences({"summary": run.get("summary") or ()}):  # the usual case: no document is read back
         return [], False
     requested = bool(args.gate or args.max_regression
-                     or any(d.get("checks") or d.get("declared_checks") for d in run["documents"]))
+                     or any(d.get("checks") or d.get("declared_checks") for d in run.get("documents") or ()))
     return unevaluated_sentences(run, requested), requested
 
 

@@ -292,6 +292,29 @@ def test_compare_partial_match_counts_documents(runs: tuple[Path, Path, Path], t
     assert (data["compared"], data["new"], data["missing"]) == (9, 1, 3)
 
 
+def test_compare_says_an_engine_of_the_new_run_that_evaluated_nothing(runs: tuple[Path, Path, Path],
+                                                                     tmp_path: Path) -> None:
+    """NEW.json holds a second engine whose every document was skipped (not installed where it ran): as pytest
+    says it, an error when a tolerance asks for a verdict, a warning otherwise; also in the JSON."""
+    base, _, _ = runs
+    new = make_run(_corpus()["documents"] + [
+        make_doc(f"doc{i:02d}", {}, engine="gone", outcome="skipped", message="engine 'gone' is not available")
+        for i in range(3)])
+    for row in new["summary"]:  # as the plugin writes it (the factory leaves it out, like a 0.1 run file)
+        row["evaluated"] = row["passed"] + row["failed"]
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps(new))
+    line = ("gone / receipts: none of its 3 documents was evaluated (3 skipped: engine 'gone' is not available)")
+    code, out = run_cli("compare", str(base), str(path))
+    assert code == 0 and f"WARNING: {line}" in out.splitlines()
+    code, out = run_cli("compare", str(base), str(path), "--max-regression", "cer:0.005")
+    assert code == 1 and f"ERROR: {line}, so nothing was checked there" in out.splitlines()
+    code, out = run_cli("compare", str(base), str(path), "--max-regression", "cer:0.005", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["exit_failed"] is True
+    assert data["unevaluated"] == [f"ERROR: {line}, so nothing was checked there"]
+
+
 def test_compare_refuses_other_normalization_unless_allowed(runs: tuple[Path, Path, Path], tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     base, _, _ = runs
