@@ -233,6 +233,8 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
 
 
 def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
     baseline = _load(args.baseline, "baseline")
     run = _load(args.run, "")
     comparison = _comparison(args, baseline, run)
@@ -255,13 +257,9 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"ocrmetrics compare: {kind}: {text}", file=sys.stderr)
         for line in said:
             print(f"ocrmetrics compare: {line}", file=sys.stderr)
-    else:
-        for gate in gates:
-            print(gate.message, file=out)
-        for line in comparison.summary_lines():
-            print(line, file=out)
-        for line in said:
-            print(line, file=out)
+    else:  # names from the run files: control characters shown as marks, not sent to the terminal
+        for line in [*(gate.message for gate in gates), *comparison.summary_lines(), *said]:
+            print(show_controls(line), file=out)
         print(f"ocrmetrics compare: {'FAILED' if failed else 'passed'} ({args.baseline} -> {args.run})", file=out)
     for line in written:
         print(line, file=sys.stderr if args.json else out)
@@ -435,12 +433,10 @@ def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
             print(f"ocrmetrics merge: warning: {name} is from an interrupted run: the merged run holds only the "
                   f"documents that ran", file=sys.stderr)
     print(f"merged {len(runs)} run files: {len(run['documents'])} documents", file=out)
-    for gate in gates:
-        print(gate.message, file=out)
-    for line in comparison.summary_lines() if comparison is not None else ():
-        print(line, file=out)
-    for sentence in unevaluated:
-        print(f"{'ERROR' if requested else 'WARNING'}: {sentence}", file=out)
+    summary_lines = comparison.summary_lines() if comparison is not None else []
+    said = [f"{'ERROR' if requested else 'WARNING'}: {sentence}" for sentence in unevaluated]
+    for line in [*(gate.message for gate in gates), *summary_lines, *said]:  # control characters shown as marks
+        print(show_controls(line), file=out)
     if gates or comparison is not None or (unevaluated and requested):
         print(f"ocrmetrics merge: {'FAILED' if failed else 'passed'} ({_shown(args.output)})", file=out)
     for line in written:

@@ -118,6 +118,8 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
             first[key] = " ".join(str(document["message"]).split()).removeprefix("filtered: ")[:300]
             if len(first) == len(wanted):
                 break
+    from pytest_ocrmetrics.reporting.safe_text import show_controls  # names and messages reach a terminal
+
     sentences = []
     for row in empty:
         counts = ", ".join(f"{row[kind]} {'error' if kind == 'errors' and row[kind] == 1 else kind}"
@@ -127,7 +129,7 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
         count = row["documents"]
         sentence = (f"{row['engine']} / {row['dataset']}: {'none of its' if count != 1 else 'its'} {count} "
                     f"document{'s' if count != 1 else ''} {'was' if count != 1 else 'was not'} evaluated ({why})")
-        sentences.append(sentence + (", so nothing was checked there" if requested else ""))
+        sentences.append(show_controls(sentence + (", so nothing was checked there" if requested else "")))
     return sentences
 
 

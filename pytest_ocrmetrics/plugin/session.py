@@ -96,9 +96,11 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
     if state.verdict is not None:
         lines += state.verdict.lines()
     terminalreporter.write_sep("=", "OCR metrics")
-    for line in lines:  # a failed gate or an error of the verdict stands out
+    from pytest_ocrmetrics.reporting.safe_text import show_controls
+
+    for line in lines:  # a failed gate or an error of the verdict stands out; names show control characters as marks
         red = line.startswith(("ERROR:", "  FAIL "))
-        terminalreporter.write_line(line, red=red, bold=red)
+        terminalreporter.write_line(show_controls(line), red=red, bold=red)
     for line, red in _run_notes(state, state.run):
         terminalreporter.write_line(line, red=red, bold=red)
     written, problems = config.stash.get(_REPORTS, ({}, []))

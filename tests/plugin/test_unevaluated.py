@@ -194,3 +194,20 @@ def test_a_label_file_whose_every_line_is_skipped_says_the_first_reason(pytester
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([f"*{pytester.path / 'plates'}: the dataset has no documents: all 2 entries were "
                                  "skipped, the first at *labels.txt:1: *"])
+
+
+def test_verdict_lines_show_control_characters_as_marks(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
+    """A dataset folder named with an escape sequence and an engine whose reason holds ESC and BEL: the gate's FAIL
+    line and the unevaluated ERROR line print marks, never the raw characters (they recoloured the terminal)."""
+    make_dataset(pytester.path)
+    hostile = pytester.path / "inv\x1b[31moices"
+    (pytester.path / "invoices").rename(hostile)
+    pytester.makeconftest(GONE_ENGINE.replace("the gone binary was not found", "bad \\x1b[31mred\\x07"))
+    result = pytester.runpytest(f"--ocr-dataset={hostile.name}", "--ocr-engine=replay:preds", "--ocr-engine=gone",
+                                "--ocr-gate=cer<=0.001", *plugin_args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    text = "\n".join(result.outlines)
+    assert "\x1b" not in text and "\x07" not in text
+    result.stdout.fnmatch_lines(["  FAIL gate cer<=0.001 FAILED for replay / inv␛[31moices: *",
+                                 "ERROR: gone / inv␛[31moices: none of its 3 documents was evaluated (3 skipped: engine "
+                                 "'gone' is not available: bad ␛[31mred␇: install gone), so nothing was checked there"])
