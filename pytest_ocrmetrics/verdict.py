@@ -249,7 +249,8 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
     headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, one ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline,
     ``ocr.baseline.regressed``, ``.compared``, ``.new``, ``.missing``, ``.fact_regressions``/``.fact_fixes`` when
     facts flipped, and, when there is one, ``.error`` (it matched no
-    document) or ``.warning`` (other normalization settings, compared anyway)."""
+    document) or ``.warning`` (other normalization settings, compared anyway); ``ocr.unevaluated.error`` (or
+    ``.warning`` when no check was asked for) lists the engine × dataset pairs that evaluated no document."""
     props: list[tuple[str, str]] = []
     for row in run["summary"]:
         prefix = f"ocr.{row['engine']}.{row['dataset']}"
@@ -282,4 +283,7 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
         error = comparison.error or "; ".join(comparison.unmatched_tolerances)
         props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", error),
                                                                     ("warning", comparison.warning)) if text]
+    if verdict.unevaluated:  # pairs that scored nothing: the exit status's reason, where a dashboard reads it
+        props.append((f"ocr.unevaluated.{'error' if verdict.checks_requested else 'warning'}",
+                      "; ".join(verdict.unevaluated)))
     return props

@@ -45,7 +45,10 @@ def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.P
     run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))  # every report is still written
     assert run["summary"][0]["evaluated"] == 0 and run["summary"][0]["filtered"] == 3
     assert [d.get("declared_checks") for d in run["documents"]] == [True, True, True]  # --ocr-max, in the run file
-    assert ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
+    suite = {p.get("name"): p.get("value") for p in ET.parse(pytester.path / "out.xml").getroot().iter("property")}
+    assert suite["ocr.unevaluated.error"] == ("replay / invoices: none of its 3 documents was evaluated (3 filtered: "
+                                              "engine confidence 0.500 is below --ocr-min-confidence=0.9), so nothing "
+                                              "was checked there")
     # the reports' verdict agrees with pytest's (it used to say "passed: 3 documents, none failed")
     assert (pytester.path / "summary.md").read_text(encoding="utf-8").splitlines()[:3] == [
         "## ❌ OCR metrics: failed", "", "**FAILED**: no document was evaluated for replay / invoices"]
