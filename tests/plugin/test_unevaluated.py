@@ -214,3 +214,18 @@ def test_verdict_lines_show_control_characters_as_marks(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(["  FAIL gate cer<=0.001 FAILED for replay / inv␛[31moices: *",
                                  "ERROR: gone / inv␛[31moices: none of its 3 documents was evaluated (3 skipped: engine "
                                  "'gone' is not available: bad ␛[31mred␇: install gone), so nothing was checked there"])
+
+
+def test_a_confidence_filter_that_could_not_judge_an_output_says_so(pytester: pytest.Pytester,
+                                                                    plugin_args: list[str]) -> None:
+    """Replayed outputs without a confidence pass --ocr-min-confidence unjudged: the filter must not look applied."""
+    make_dataset(pytester.path)
+    (pytester.path / "preds" / "doc_001.json").write_text(json.dumps({"fields": {}, "confidence": 0.95}),
+                                                          encoding="utf-8")
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-min-confidence=0.9",
+                                *plugin_args)
+    result.assert_outcomes(passed=3)
+    assert ("--ocr-min-confidence=0.9 could not judge 2 documents of replay: their output carries no confidence, so "
+            "they were scored unfiltered") in result.outlines
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *plugin_args)
+    assert not any("could not judge" in line for line in result.outlines)  # no filter asked, nothing to say
