@@ -192,6 +192,10 @@ def image_error(image_path: Path, root: Path | None = None, *, source: str = "")
     (Tesseract would read it as a list of image paths and recognise the files it names). ``source`` (the
     ground-truth entry) is named in the fix.
     """
+    unnameable = _unnameable(image_path)
+    if unnameable:  # pathlib would only say it does not exist; os.lstat would raise and lose the whole dataset
+        where = f" ({source})" if source else ""
+        return f"image path {str(image_path)!r} cannot name a file on this system: it holds {unnameable}{where}"
     if not image_path.is_file():
         if image_path.exists():
             return f"image {str(image_path)!r} is not a file"
@@ -215,6 +219,23 @@ def image_error(image_path: Path, root: Path | None = None, *, source: str = "")
     if sniff_image_format(head) is None:
         return (f"image {str(image_path)!r} is not an image ({not_an_image_reason(head)}); "
                 f"replace the file or fix its path{where}")
+    return None
+
+
+def _unnameable(path: Path) -> str | None:
+    """What in ``path`` no file name on this system can hold (a NUL, a lone surrogate from a ``\\ud800`` escape in
+    the ground truth), or None.
+
+    >>> _unnameable(Path("images/a\\ud800.png")), _unnameable(Path("a\\x00.png")), _unnameable(Path("a.png"))
+    ('a lone surrogate U+D800', 'a NUL character', None)
+    """
+    text = str(path)
+    if "\0" in text:
+        return "a NUL character"
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate U+{ord(text[exc.start]):04X}"
     return None
 
 
@@ -256,7 +277,7 @@ class _ImageChecker:
                 head = os.read(descriptor, 16)
             finally:
                 os.close(descriptor)
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, ValueError):  # ValueError: a path no file can have (image_error says why)
             return False
         return sniff_image_format(head) is not None
 

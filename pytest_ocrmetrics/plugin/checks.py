@@ -13,7 +13,7 @@ from pytest_ocrmetrics.assertions import OcrTestContext, failure_message
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
-from pytest_ocrmetrics.runner import EngineCreationError, OcrCase
+from pytest_ocrmetrics.runner import EngineCreationError, OcrCase, printable_id
 from pytest_ocrmetrics.scoring import DocumentScore, with_metrics
 from pytest_ocrmetrics.thresholds import applicable_thresholds, limit_problem
 
@@ -61,7 +61,8 @@ def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> 
             message += f" (document {case.document.id!r})"
         if case.document.source and case.document.source not in message:
             message += f" [ground truth: {case.document.source}]"
-        raise pytest.fail.Exception(message, pytrace=False) from None
+        # names from the ground truth (an ESC, a lone surrogate) are written as escapes, never sent raw
+        raise pytest.fail.Exception(printable_id(message), pytrace=False) from None
     hook = item.config.hook.pytest_ocrmetrics_process_output
     processed = hook(document=case.document, output=output, engine=case.engine.label) if hook.get_hookimpls() else None
     if processed is not None:

@@ -404,3 +404,26 @@ def test_a_run_whose_only_dataset_cannot_be_loaded_still_writes_every_report(pyt
     result.stdout.fnmatch_lines(["no document was scored in this run", "dataset * could not be loaded *"])
     assert "no threshold was checked" not in result.stdout.str() and "rates are micro" not in result.stdout.str()
     assert "could not be loaded" in (pytester.path / "out" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "xdist-2"])
+def test_a_lone_surrogate_in_a_ground_truth_key_errors_that_document_only(pytester: pytest.Pytester,
+                                                                         xdist: list[str]) -> None:
+    """The reported case: a ``\\ud800`` escape and a raw control character in the ground truth's *keys* (the image
+    names). No file name can hold a lone surrogate, and ``os.lstat`` raised on it: the whole dataset failed to load
+    and the run file held 0 of 3 documents. Now that document errors with one sentence, the others are scored."""
+    if xdist:
+        pytest.importorskip("xdist")
+    _three_documents(pytester.path, '{"a.png": {"full_text": "xy"}, "b\x1b.png": {"full_text": "bell end"}, '
+                                    '"c\\ud800.png": {"full_text": "ok"}}')
+    result = pytester.runpytest(*BASE, *REPORTS, *xdist)
+    result.assert_outcomes(passed=1, errors=2)
+    assert "UnicodeEncodeError" not in result.stdout.str() and "\x1b" not in result.stdout.str()
+    run = _every_report(pytester.path / "out")
+    assert run["collection_errors"] == []
+    outcomes = {d["id"]: (d["outcome"], d.get("message")) for d in run["documents"]}
+    assert outcomes["a.png"] == ("passed", None)
+    assert outcomes["b\x1b.png"][0] == "error" and "does not exist" in outcomes["b\x1b.png"][1]
+    images, truth = pytester.path / "invoices" / "images", pytester.path / "invoices" / "ground_truth.json"
+    assert outcomes["c\ufffd.png"] == ("error", f"replay: image path '{images}/c\\ud800.png' cannot name a file on "
+                                                f"this system: it holds a lone surrogate U+D800 ({truth}: c\\ud800.png)")
