@@ -421,6 +421,7 @@ def test_a_lone_surrogate_in_a_ground_truth_key_errors_that_document_only(pytest
     assert "UnicodeEncodeError" not in result.stdout.str() and "\x1b" not in result.stdout.str()
     run = _every_report(pytester.path / "out")
     assert run["collection_errors"] == []
+    assert run["replaced_characters"] == 2  # the id and the image path: the same with and without xdist
     outcomes = {d["id"]: (d["outcome"], d.get("message")) for d in run["documents"]}
     assert outcomes["a.png"] == ("passed", None)
     assert outcomes["b\x1b.png"][0] == "error" and "does not exist" in outcomes["b\x1b.png"][1]
