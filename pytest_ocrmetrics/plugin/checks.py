@@ -139,13 +139,12 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
 def _applicable_thresholds(state: PluginState, document: Any, limits: dict[str, float], *, facts: bool) -> Any:
     """:func:`~pytest_ocrmetrics.thresholds.applicable_thresholds`; for a document without thresholds or facts of
     its own in a test without limits (the usual case), the command line's, worked out once per run."""
-    configured = state.settings.command_line_thresholds()
     if limits or document.thresholds or document.facts:
-        return applicable_thresholds(document, limits, configured, facts=facts)
+        return applicable_thresholds(document, limits, state.settings.command_line_thresholds(), facts=facts)
     thresholds = state.configured_thresholds.get(facts)
-    if thresholds is None:
+    if thresholds is None:  # the command line's merged once per run, not once per test
         thresholds = state.configured_thresholds[facts] = tuple(
-            applicable_thresholds(document, limits, configured, facts=facts))
+            applicable_thresholds(document, limits, state.settings.command_line_thresholds(), facts=facts))
     return thresholds
 
 
