@@ -446,13 +446,12 @@ def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
 
 def _unevaluated(args: argparse.Namespace, run: dict[str, Any]) -> tuple[list[str], bool]:
     """The run's engine × dataset pairs with no document evaluated (as pytest says them), and whether a verdict was
-    asked for: a gate, a tolerance, or a check made or declared on some document (``checks``, ``declared_checks``)."""
-    from pytest_ocrmetrics.verdict import unevaluated_sentences
+    asked for: a gate, a tolerance, or a check made or declared on some document."""
+    from pytest_ocrmetrics.verdict import documents_ask_for_checks, unevaluated_rows, unevaluated_sentences
 
-    if not unevaluated_sentences({"summary": run.get("summary") or ()}):  # the usual case: no document is read back
+    if not unevaluated_rows(run):  # the usual case: no document is read back
         return [], False
-    requested = bool(args.gate or args.max_regression
-                     or any(d.get("checks") or d.get("declared_checks") for d in run.get("documents") or ()))
+    requested = bool(args.gate or args.max_regression or documents_ask_for_checks(run.get("documents") or ()))
     return unevaluated_sentences(run, requested), requested
 
 

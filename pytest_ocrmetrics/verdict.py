@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the gating package is imported by a run that has gates or a baseline, not by every run
     from pytest_ocrmetrics.gating import Baseline, Comparison, Gate, GateResult, Tolerance
 
-__all__ = ["Verdict", "judge_run", "write_reports", "ReportError", "dump_run", "run_lines", "suite_properties"]
+__all__ = ["Verdict", "judge_run", "write_reports", "ReportError", "dump_run", "run_lines", "suite_properties",
+           "unevaluated_rows", "unevaluated_sentences", "documents_ask_for_checks"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,18 @@ def judge_run(
                    checks_requested=requested)
 
 
+def unevaluated_rows(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The summary rows (engine × dataset) that had documents but evaluated none of them (every one skipped, filtered
+    or errored). A run file of 0.1 has no ``evaluated``: none of its rows is taken for one."""
+    return [row for row in run.get("summary") or () if row.get("documents") and row.get("evaluated", 1) == 0]
+
+
+def documents_ask_for_checks(documents: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether some document was checked (``checks``) or would have been had it been scored (``declared_checks``):
+    then a pair that evaluated nothing compared nothing the run asked for."""
+    return any(document.get("checks") or document.get("declared_checks") for document in documents)
+
+
 def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> list[str]:
     """One sentence for each engine × dataset of the run that had documents but evaluated none of them: why (the
     counts, and the first skip or error message), and, when ``requested``, that its checks compared nothing.
@@ -107,7 +120,7 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
     >>> unevaluated_sentences(run, requested=True)
     ["tesseract / receipts: none of its 2 documents was evaluated (2 skipped: engine 'tesseract' is not available: no binary), so nothing was checked there"]
     """
-    empty = [row for row in run.get("summary") or () if row.get("documents") and row.get("evaluated", 1) == 0]
+    empty = unevaluated_rows(run)
     if not empty:
         return []
     wanted = {(row["engine"], row["dataset"]) for row in empty}

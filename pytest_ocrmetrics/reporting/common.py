@@ -183,12 +183,12 @@ def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
         else:
             bits.append(" and ".join(counts) + " against the baseline" if counts
                         else "no regression against the baseline")
-    empty = [f"{row['engine']} / {row['dataset']}" for row in run.get("summary") or ()
-             if row.get("documents") and row.get("evaluated", 1) == 0]  # a run file of 0.1 has no "evaluated"
+    from pytest_ocrmetrics.verdict import documents_ask_for_checks, unevaluated_rows
+
+    empty = [f"{row['engine']} / {row['dataset']}" for row in unevaluated_rows(run)]
     if empty:  # every document skipped or filtered (an engine missing here): its checks compared nothing
         bits.append(f"no document was evaluated for {', '.join(empty)}")
-    nothing_checked = bool(empty) and (bool(results) or any(d.get("checks") or d.get("declared_checks")
-                                                            for d in documents) or bool(
+    nothing_checked = bool(empty) and (bool(results) or documents_ask_for_checks(documents) or bool(
         comparison is not None and any(a.tolerance is not None for a in comparison.aggregates)))
     if not bits:
         bits.append(f"{len(documents)} document{'s' if len(documents) != 1 else ''}, none failed")
