@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ocrmetrics.gating import validate_run
 from tests.plugin.conftest import DOCS, make_dataset
 
 GONE_ENGINE = """
@@ -43,6 +44,7 @@ def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.P
             "below --ocr-min-confidence=0.9), so nothing was checked there") in result.outlines
     assert not any(line.startswith("no threshold was checked") for line in result.outlines)  # it was given
     run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))  # every report is still written
+    validate_run(run, "run.json")
     assert run["summary"][0]["evaluated"] == 0 and run["summary"][0]["filtered"] == 3
     assert [d.get("declared_checks") for d in run["documents"]] == [True, True, True]  # --ocr-max, in the run file
     suite = {p.get("name"): p.get("value") for p in ET.parse(pytester.path / "out.xml").getroot().iter("property")}
