@@ -92,17 +92,15 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
         for problem in config.stash.get(_REPORTS, ({}, []))[1]:
             terminalreporter.write_line(problem, red=True, bold=True)
         return
-    lines = render_summary(state.run, mode=state.settings.summary, columns=state.settings.columns)
-    if state.verdict is not None:
-        lines += state.verdict.lines()
-    terminalreporter.write_sep("=", "OCR metrics")
     from pytest_ocrmetrics.reporting.safe_text import show_controls
 
-    for line in lines:  # a failed gate or an error of the verdict stands out; names show control characters as marks
-        red = line.startswith(("ERROR:", "  FAIL "))
+    lines = [(line, False) for line in render_summary(state.run, mode=state.settings.summary,
+                                                        columns=state.settings.columns)]
+    if state.verdict is not None:  # a failed gate or an error of the verdict stands out
+        lines += [(line, line.startswith(("ERROR:", "  FAIL "))) for line in state.verdict.lines()]
+    terminalreporter.write_sep("=", "OCR metrics")
+    for line, red in [*lines, *_run_notes(state, state.run)]:  # names: control characters shown as marks
         terminalreporter.write_line(show_controls(line), red=red, bold=red)
-    for line, red in _run_notes(state, state.run):
-        terminalreporter.write_line(line, red=red, bold=red)
     written, problems = config.stash.get(_REPORTS, ({}, []))
     for path in written.values():
         terminalreporter.write_line(f"wrote {printable_id(str(path))}")  # a control character in a path: visible
@@ -112,14 +110,12 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
 
 def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]]:
     """Lines under the summary table that keep a green run honest: a dataset that could not be loaded, a run that
-    checked no threshold at all (an interrupted run is marked by the summary itself). Each is ``(line, red)``."""
-    from pytest_ocrmetrics.reporting.safe_text import show_controls
-
+    checked no threshold at all (an interrupted run is marked by the summary itself). Each is ``(line, red)``;
+    the caller shows control characters as marks."""
     notes = []
     for error in run.get("collection_errors") or ():
         message = " ".join(str(error.get("message") or "see the collection error above").split())
-        notes.append((show_controls(f"dataset {error['dataset']} could not be loaded and is not in this summary: "
-                                    f"{message}"), True))
+        notes.append((f"dataset {error['dataset']} could not be loaded and is not in this summary: {message}", True))
     for metric, count in (run.get("unchecked_thresholds") or {}).items():
         needs = METRIC_NEEDS.get(METRICS[metric].requires if metric in METRICS else "", "what the metric needs")
         notes.append((f"the {metric} threshold could not be checked on {count} document{'s' if count != 1 else ''}: "
@@ -127,9 +123,9 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
     minimum = state.settings.min_confidence
     if minimum is not None:  # a filter that could not judge some outputs must not look applied
         for engine, count in sorted(state.results.without_confidence.items()):
-            notes.append((show_controls(f"--ocr-min-confidence={minimum:g} could not judge {count} document"
-                                        f"{'s' if count != 1 else ''} of {engine}: {'its' if count == 1 else 'their'} "
-                                        "output carries no confidence, so they were scored unfiltered"), True))
+            notes.append((f"--ocr-min-confidence={minimum:g} could not judge {count} document{'s' if count != 1 else ''} "
+                          f"of {engine}: {'its' if count == 1 else 'their'} output carries no confidence, so they "
+                          "were scored unfiltered", True))
     # known from the records as they were added: no document is read back from the spool for it
     if (not state.results.has_checks and run.get("summary") and not state.gates and state.baseline is None
             and not state.settings.command_line_thresholds()):  # given but never checked: said by the verdict
