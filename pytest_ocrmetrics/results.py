@@ -134,10 +134,10 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
     def _document(self, group: list[_Entry]) -> dict[str, Any]:
         return _merge([(self._spool.read(entry.offset, entry.length), entry.outcome) for entry in group])
 
-    def _summary_records(self) -> Iterator[dict[str, Any]]:
+    def _summary_records(self) -> Iterator[tuple[dict[str, Any], tuple[tuple[Any, ...], ...]]]:
         """For :meth:`RunResults.summary`: each document with just what the summary reads (engine, dataset, outcome,
-        cached, truncated, metrics and their micro counts), merged like :func:`_merge`, from the index entries (no
-        record is read back). Every entry must have its ``summary``."""
+        cached, truncated) and its metric values with their micro counts (:func:`_summary_values`), merged like
+        :func:`_merge`, from the index entries (no record is read back). Every entry must have its ``summary``."""
         for group in self._groups:
             first = group[0]
             outcome, source = first.outcome, first
@@ -147,9 +147,8 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
                 if not source.summary[2] and entry.summary[2]:  # type: ignore[index]
                     source = entry
             cached, truncated = first.summary[:2]  # type: ignore[index]
-            metrics, counts = _unpack_values(source.summary[2])  # type: ignore[index]
-            yield {"engine": first.engine, "dataset": first.dataset, "outcome": outcome, "cached": cached,
-                   "truncated": truncated, "metrics": metrics, "counts": counts}
+            yield ({"engine": first.engine, "dataset": first.dataset, "outcome": outcome, "cached": cached,
+                    "truncated": truncated}, source.summary[2])  # type: ignore[index]
 
     def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
         """Each document's JSON text, ``encode(document)`` for an ``encode`` with json's default separators and
@@ -207,18 +206,6 @@ def _summary_values(rec: Mapping[str, Any]) -> tuple[Any, ...] | None:
 
 # metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)
 _MICRO_COUNTS: dict[str, tuple[str, ...]] = {}
-
-
-def _unpack_values(values: tuple[tuple[Any, ...], ...]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The ``metrics`` and ``counts`` that :func:`add_to_accumulators` reads, from :func:`_summary_values`."""
-    metrics: dict[str, Any] = {}
-    counts: dict[str, Any] = {}
-    for item in values:
-        metrics[item[0]] = item[1]
-        if len(item) == 4:
-            numerator, denominator = _MICRO_COUNTS[item[0]]
-            counts[item[0]] = {numerator: item[2], denominator: item[3]}
-    return metrics, counts
 
 
 def _merge(records: list[tuple[dict[str, Any], str]]) -> dict[str, Any]:
@@ -360,9 +347,12 @@ class RunResults:
             documents = self.documents()
         if isinstance(documents, SpooledDocuments) and documents._spool is self._spool and all(
                 entry.summary is not None for entry in self.records):
-            documents = documents._summary_records()  # what the summary reads of each, kept when it was added
-        for rec in documents:
-            _group(groups, (rec["engine"], rec["dataset"])).add(rec)
+            # what the summary reads of each document, kept when it was added: no record is read back
+            for rec, values in documents._summary_records():
+                _group(groups, (rec["engine"], rec["dataset"])).add(rec, values)
+        else:
+            for rec in documents:
+                _group(groups, (rec["engine"], rec["dataset"])).add(rec)
         return [self._row(engine, dataset, group, resamples) for (engine, dataset), group in groups.items()]
 
     def summary_by_tag(self, documents: Iterable[Mapping[str, Any]] | None = None, *,
@@ -407,14 +397,16 @@ class RunResults:
         }
 
     def to_run(self, *, plugin_version: str, pytest_version: str, resamples: int = 1000,
-               interrupted: bool = False) -> dict[str, Any]:
+               interrupted: bool = False, summary_intervals: bool = True) -> dict[str, Any]:
         """The JSON run file (schema ``pytest-ocrmetrics/1``).
 
         ``interrupted`` marks a run that stopped early (Ctrl-C, ``-x``, ``--maxfail``): its documents are only the
         ones that ran. ``collection_errors`` lists the datasets that could not be loaded. ``summary_by_tag`` has the
         summary's rows per document tag (:meth:`summary_by_tag`, with the same bootstrap ``resamples``), absent when
-        no document has tags.
+        no document has tags. ``summary_intervals=False`` leaves the summary's bootstrap intervals out (``ci_low`` /
+        ``ci_high`` None: no report of the run shows them); page-level facts keep theirs.
         """
+        facts_resamples, resamples = resamples, (resamples if summary_intervals else 0)
         documents = self.documents()
         run = {
             "schema": RUN_SCHEMA_ID,
@@ -438,7 +430,7 @@ class RunResults:
         if by_tag:
             run["summary_by_tag"] = by_tag
         if self._has_facts:  # no document has facts: nothing to add, and no pass over the documents
-            add_facts(run, documents, seed=self.seed, resamples=resamples)
+            add_facts(run, documents, seed=self.seed, resamples=facts_resamples)
         if self.replaced_characters:
             run["replaced_characters"] = self.replaced_characters
         if self.unchecked_thresholds:
@@ -476,13 +468,25 @@ class _Group:
         self.truncated = 0
         self.accumulators: dict[str, MetricAccumulator] = {}
 
-    def add(self, rec: Mapping[str, Any]) -> None:
+    def add(self, rec: Mapping[str, Any], values: tuple[tuple[Any, ...], ...] | None = None) -> None:
+        """Count one document; ``values``: its :func:`_summary_values` when known (else read from its record)."""
         self.documents += 1
         self.outcomes[rec["outcome"]] += 1
         self.cache_hits += bool(rec.get("cached"))
         self.truncated += bool(rec.get("truncated"))
         if rec["outcome"] not in ("filtered", "skipped"):
-            add_to_accumulators(self.accumulators, rec)
+            if values is None:
+                add_to_accumulators(self.accumulators, rec)
+            else:
+                for name, *value in values:  # (name, value) or (name, value, numerator, denominator)
+                    _accumulator(self.accumulators, name).add(*value)
+
+
+def _accumulator(accumulators: dict[str, MetricAccumulator], name: str) -> MetricAccumulator:
+    acc = accumulators.get(name)
+    if acc is None:
+        acc = accumulators[name] = MetricAccumulator(name)
+    return acc
 
 
 def add_to_accumulators(accumulators: dict[str, MetricAccumulator], record: Mapping[str, Any]) -> None:
@@ -490,9 +494,7 @@ def add_to_accumulators(accumulators: dict[str, MetricAccumulator], record: Mapp
     counts = record.get("counts") or {}
     for name, value in (record.get("metrics") or {}).items():
         spec = METRICS.get(name)
-        acc = accumulators.get(name)
-        if acc is None:
-            acc = accumulators[name] = MetricAccumulator(name)
+        acc = _accumulator(accumulators, name)
         if spec is not None and spec.aggregation == "micro" and name in counts:
             c = counts[name]
             acc.add(value, c.get(spec.numerator), c.get(spec.denominator))  # type: ignore[arg-type]

@@ -163,7 +163,8 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
     settings = state.settings
     try:
         run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
-                                   resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus))
+                                   resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus),
+                                   summary_intervals=_intervals_read(state))
         run["bootstrap"] = {"seed": settings.seed, "resamples": settings.bootstrap}  # ocrmetrics merge recomputes
         if settings.shard is not None:
             run["shard"] = settings.shard.to_dict()
@@ -196,6 +197,15 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
             xml.add_global_property(xml_safe(name), value)  # pytest escapes property values, not names
     if verdict.failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _intervals_read(state: PluginState) -> bool:
+    """Whether something reads the summary's bootstrap intervals: the run file and the HTML report hold them, a gate
+    may judge one (``ci_high:cer<0.05``); the terminal, JUnit, CSV and Markdown do not show them, and bootstrapping
+    (with numpy's import) is the costly part of a summary."""
+    settings = state.settings
+    return bool(settings.json_path or settings.html_path
+                or any(gate.statistic in ("ci_low", "ci_high") for gate in state.gates))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -117,3 +117,28 @@ def test_improvement_is_reported_once(pytester: pytest.Pytester, dataset: Path) 
     assert result.ret == pytest.ExitCode.OK
     improved = [line for line in result.stdout.lines if "improved on document 'doc_003.png'" in line and "cer" in line]
     assert len(improved) == 1, result.stdout.str()
+
+
+def test_the_summary_intervals_are_bootstrapped_only_when_a_report_or_a_gate_reads_them(
+    pytester: pytest.Pytester, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The terminal, JUnit, CSV and Markdown show no summary interval: a run writing only those skips the bootstrap
+    (and numpy's import); the run file, the HTML report and a gate on ``ci_low``/``ci_high`` get them."""
+    from pytest_ocrmetrics import results
+
+    calls: list[int] = []
+    bootstrap = results.bootstrap_mean_intervals
+    monkeypatch.setattr(results, "bootstrap_mean_intervals",
+                        lambda *args, **kwargs: calls.append(1) or bootstrap(*args, **kwargs))
+    result = pytester.runpytest(*BASE, "--junitxml=out.xml", "--ocr-csv=d.csv", "--ocr-markdown=s.md")
+    assert result.ret == pytest.ExitCode.OK and calls == []
+    for args in (["--ocr-json=run.json"], ["--ocr-html=r.html"], ["--ocr-gate=ci_high:cer<=0.5"]):
+        calls.clear()
+        result = pytester.runpytest(*BASE, *args)
+        assert result.ret == pytest.ExitCode.OK and calls, args
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    assert run["summary"][0]["metrics"]["cer"]["ci_low"] is not None
+    assert "CI " in (pytester.path / "r.html").read_text(encoding="utf-8")
+    result = pytester.runpytest(*BASE, "--ocr-gate=ci_high:cer<=0.01")  # judged on the computed bound
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*FAIL gate ci_high:cer<=0.01 FAILED for replay / invoices: ci_high cer = 0.1*"])
