@@ -88,7 +88,10 @@ class DocumentScore:
         when first read: a run that writes no report showing them never pays for them."""
         if self.text_scores is None:
             return ()
-        return tuple([(ref or "", hyp or "", n) for ref, hyp, n in self.text_scores.confusion.cells])
+        from pytest_ocrmetrics.metrics.text import confusion_cells
+
+        # the cells of text_scores.confusion, without building the whole ConfusionMatrix
+        return tuple([(ref or "", hyp or "", n) for ref, hyp, n in confusion_cells(self.text_scores.cer.alignment)])
 
     def to_record(self, *, confusions: bool = True) -> dict[str, Any]:
         """The plain-dict record that travels on the test report and ends up in the JSON run file; ``confusions=False``
@@ -264,7 +267,7 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         for name, result in text.results().items():
             if name in wanted:
                 metrics[name] = float(result.value)
-                counts[name] = dict(result.counts())
+                counts[name] = result.counts()  # a new dict each time
         if "bow_f1" in wanted:
             from pytest_ocrmetrics.metrics.layout import bag_of_words
 

@@ -506,9 +506,14 @@ def _error_rate_result(metric: str, a: Alignment, *, unit: str, tokenizer: str |
     )
 
 
+def confusion_cells(a: Alignment) -> list[tuple[str | None, str | None, int]]:
+    """The cells of the confusion matrix of an alignment, ``(reference unit, hypothesis unit, count)``, most frequent
+    first (``Counter.most_common`` sorts stably, so equal counts keep their order of first occurrence)."""
+    return [(ref, hyp, count) for (ref, hyp), count in a.confusions.most_common()]
+
+
 def _confusion_result(a: Alignment, *, unit: str, profile: str, rate_of: str = "errors") -> ConfusionMatrix:
-    # Counter.most_common sorts stably, so equal counts keep their order of first occurrence
-    cells = tuple([(ref, hyp, count) for (ref, hyp), count in a.confusions.most_common()])
+    cells = tuple(confusion_cells(a))
     counted = a.distance if rate_of == "errors" else a.substitutions
     return ConfusionMatrix(
         metric="confusion",

@@ -136,7 +136,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Delete the run's spool file once every report, the terminal summary among them, has been written."""
+    """Delete the run's spool file once every report, the terminal summary among them, has been written, and let go
+    of the run (its documents index): the interpreter's closing garbage collections need not walk it again."""
     state = config.stash.get(STATE, None)
     if state is not None:
         state.results.close()
+        state.run = None

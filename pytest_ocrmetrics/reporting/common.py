@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Collection, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, Sequence, Union
 
-from pytest_ocrmetrics.gating import Comparison, Gate, GateResult, doc_key, evaluate_gates, parse_gate
 from pytest_ocrmetrics.metrics.registry import METRICS
+
+if TYPE_CHECKING:  # the gating package is imported when a report shows gates or a baseline, not by every run
+    from pytest_ocrmetrics.gating import Comparison, Gate, GateResult
 
 __all__ = [
     "format_value",
@@ -37,7 +39,15 @@ OUTCOME_ORDER: Mapping[str, int] = {"error": 0, "failed": 0, "passed": 1, "filte
 #: Aggregate verdicts of a baseline comparison, most urgent first, for listing them.
 VERDICT_ORDER: Mapping[str, int] = {"regression": 0, "not-significant": 1, "improvement": 2, "unchanged": 3, "ungated": 4}
 
-GateLike = Union[Gate, GateResult, str]
+GateLike = Union["Gate", "GateResult", str]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "doc_key":  # re-exported, imported when first used
+        from pytest_ocrmetrics.gating import doc_key
+
+        return doc_key
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def format_value(metric: str, value: float | None) -> str:
@@ -106,6 +116,9 @@ def worst_first(
     """Failed and errored documents first, then the documents keyed (dataset, engine, id) in ``first`` (regressed
     against a baseline), then by ``metric`` from worst to best; unscored documents last within each group."""
 
+    if first:
+        from pytest_ocrmetrics.gating import doc_key
+
     def key(doc: Mapping[str, Any]) -> tuple[float, int, float, str]:
         rank: float = OUTCOME_ORDER.get(str(doc.get("outcome")), 4)
         if rank > 0 and first and doc_key(doc) in first:
@@ -121,6 +134,10 @@ def worst_first(
 
 def gate_results(gates: Sequence[GateLike] | None, run: Mapping[str, Any]) -> list[GateResult]:
     """Gate results for a report: results are kept, gates (objects or expressions) are evaluated on the run."""
+    if not gates:
+        return []
+    from pytest_ocrmetrics.gating import GateResult, evaluate_gates, parse_gate
+
     results: list[GateResult] = []
     pending: list[Gate] = []
     for gate in gates or ():

@@ -519,13 +519,13 @@ def test_confusions_are_counted_only_when_a_report_shows_them(pytester: pytest.P
         from pytest_ocrmetrics.metrics import text
 
         counted = []
-        original = text._confusion_result
+        original = text.confusion_cells
 
         def counting(*args, **kwargs):
             counted.append(1)
             return original(*args, **kwargs)
 
-        text._confusion_result = counting
+        text.confusion_cells = counting
 
         def pytest_unconfigure(config):
             with open(os.path.join(str(config.rootpath), "counted.txt"), "w") as out:
