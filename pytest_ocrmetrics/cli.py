@@ -214,7 +214,8 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
     A report that cannot be written (a folder in the way, a full disk) does not stop the others: each failure is one
     line on stderr, and ``args.reports_failed`` makes the command exit with 2 (see :func:`_exit_code`).
     """
-    from pytest_ocrmetrics.verdict import ReportError, Verdict, write_reports
+    from pytest_ocrmetrics.reporting.files import ReportError, write_reports
+    from pytest_ocrmetrics.verdict import Verdict
 
     try:
         written = write_reports(

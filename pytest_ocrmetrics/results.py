@@ -8,7 +8,7 @@ Memory stays flat: each record is written, as one line of JSON, to a temporary s
 small index entry (its sort key, outcome, place in the file, and the few numbers the summary needs: its metric values
 and their micro counts) stays in memory. The run's ``documents`` are a :class:`SpooledDocuments` sequence that reads
 them back one at a time; the summary is computed from the index entries without reading any record back, and
-:func:`~pytest_ocrmetrics.verdict.run_lines` writes the run file document by document, copying a document's spooled
+:func:`~pytest_ocrmetrics.reporting.files.run_lines` writes the run file document by document, copying a document's spooled
 text rather than decoding and encoding it again.
 """
 
@@ -152,7 +152,7 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
 
     def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
         """Each document's JSON text, ``encode(document)`` for an ``encode`` with json's default separators and
-        ``ensure_ascii=False`` (the run file's, :func:`~pytest_ocrmetrics.verdict.run_lines`). A document of one
+        ``ensure_ascii=False`` (the run file's, :func:`~pytest_ocrmetrics.reporting.files.run_lines`). A document of one
         record (the usual case) is its spooled text with its ``tests`` appended, never decoded and encoded again;
         a merged one, or one holding NaN or infinity (which ``encode`` may refuse), is read and encoded.
         """

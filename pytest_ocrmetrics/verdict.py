@@ -1,23 +1,34 @@
-"""The session's verdict beyond single tests: suite gates and the baseline comparison, and the report files.
+"""The session's verdict beyond single tests: suite gates, the baseline comparison and the engine × dataset pairs that
+evaluated nothing.
 
 Pytest-free: the plugin hands over the finished run (the JSON run file as a dict) and gets back what failed and the
-lines to print; ``ocrmetrics compare`` applies the same rules outside pytest.
+lines to print; ``ocrmetrics compare`` and ``ocrmetrics merge`` apply the same rules outside pytest. The report files
+are written by :mod:`pytest_ocrmetrics.reporting.files`, the JUnit suite properties made by
+:mod:`pytest_ocrmetrics.reporting.junit` (both re-exported here).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Sequence
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:  # the gating package is imported by a run that has gates or a baseline, not by every run
     from pytest_ocrmetrics.gating import Baseline, Comparison, Gate, GateResult, Tolerance
 
-__all__ = ["Verdict", "judge_run", "write_reports", "ReportError", "dump_run", "run_lines", "suite_properties",
-           "unevaluated_rows", "unevaluated_sentences", "documents_ask_for_checks"]
+__all__ = ["Verdict", "judge_run", "unevaluated_rows", "unevaluated_sentences", "documents_ask_for_checks"]
+
+_MOVED = {"write_reports": "files", "ReportError": "files", "dump_run": "files", "run_lines": "files",
+          "REPORT_TITLES": "files", "suite_properties": "junit"}
+
+
+def __getattr__(name: str) -> Any:
+    """The report writers and the suite properties, from the modules they moved to (imported when first used)."""
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"pytest_ocrmetrics.reporting.{module}"), name)
 
 
 @dataclass(frozen=True)
@@ -144,159 +155,3 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
                     f"document{'s' if count != 1 else ''} {'was' if count != 1 else 'was not'} evaluated ({why})")
         sentences.append(show_controls(sentence + (", so nothing was checked there" if requested else "")))
     return sentences
-
-
-def dump_run(run: Mapping[str, Any]) -> str:
-    """The run file's text: one line per document and per summary row (diff-friendly), the rest on top.
-
-    Each line is encoded by :mod:`json`'s C encoder (an ``indent`` would switch to the pure-Python one, several times
-    slower on large runs). NaN and infinity are refused, as the schema requires. :func:`run_lines` gives the same
-    text piece by piece (what the plugin writes, so a large run is never held as one string).
-    """
-    return "".join(run_lines(run))
-
-
-def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
-    """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time.
-
-    >>> "".join(run_lines({"schema": "s", "documents": [{"id": "a"}, {"id": "b"}]}))
-    '{"schema": "s",\\n"documents": [\\n{"id": "a"},\\n{"id": "b"}\\n]}\\n'
-    """
-    def encode(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
-
-    listed = ("summary", "documents", "facts")  # one line per row
-    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items() if key not in listed]
-    lists = [key for key in listed if key in run]
-    yield "{" + ",\n".join(members)
-    first = not members
-    for key in lists:
-        yield ("" if first else ",\n") + f"{encode(key)}: ["
-        first = False
-        json_texts = getattr(run[key], "json_texts", None)  # spooled documents: most are written without decoding
-        texts = json_texts(encode) if callable(json_texts) else map(encode, run[key])
-        text = next(texts, None)
-        if text is None:
-            yield "]"
-            continue
-        yield "\n" + text
-        for text in texts:
-            yield ",\n" + text
-        yield "\n]"
-    yield "}\n"
-
-
-class ReportError(Exception):
-    """Some report files could not be written; every other one was.
-
-    ``problems`` has one line per file that failed (``could not write the HTML report PATH: reason``), ``written``
-    the paths that were written, by kind, as :func:`write_reports` returns them.
-    """
-
-    def __init__(self, problems: Sequence[str], written: Mapping[str, Path]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = list(problems)
-        self.written = dict(written)
-
-
-REPORT_TITLES = {"json": "JSON run file", "html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
-
-
-def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path | None = None, html: Path | None = None,
-                  csv: Path | None = None, markdown: Path | None = None,
-                  html_options: Mapping[str, Any] | None = None) -> dict[str, Path]:
-    """Write the requested report files (the JSON run file among them), for the plugin and ``ocrmetrics report``.
-
-    ``html_options`` go to :func:`~pytest_ocrmetrics.reporting.html.render_html` (``image_root``, ``max_details``).
-    Returns the paths written, by kind (``json``, ``html``, ``csv``, ``markdown``).
-
-    Total by design: text that cannot be encoded (lone surrogates, non-characters) is replaced and counted first
-    (:func:`~pytest_ocrmetrics.reporting.safe_text.sanitize_run`, the count goes into the run file as
-    ``replaced_characters``), each file is written to a temporary file and renamed (a failure keeps the previous
-    file), and a report that fails does not stop the others: after trying every one, :class:`ReportError` names
-    each that failed.
-    """
-    from pytest_ocrmetrics.reporting.safe_text import sanitize_run, write_lines_atomic
-
-    run = sanitize_run(run)
-    gates = list(verdict.gates)
-
-    def json_report(path: Path) -> Path:
-        return write_lines_atomic(path, run_lines(run))  # document by document: never the whole text at once
-
-    def html_report(path: Path) -> Path:
-        from pytest_ocrmetrics.reporting.html import write_html
-
-        return write_html(run, path, comparison=verdict.comparison, gates=gates, **(html_options or {}))
-
-    def csv_report(path: Path) -> Path:
-        from pytest_ocrmetrics.reporting.csv_report import write_csv
-
-        return write_csv(run, path)
-
-    def markdown_report(path: Path) -> Path:
-        from pytest_ocrmetrics.reporting.markdown import write_markdown
-
-        return write_markdown(run, path, comparison=verdict.comparison, gates=gates)
-
-    written: dict[str, Path] = {}
-    problems: list[str] = []
-    for kind, path, writer in (("json", json_path, json_report), ("html", html, html_report),
-                               ("csv", csv, csv_report), ("markdown", markdown, markdown_report)):
-        if path is None:
-            continue
-        try:
-            written[kind] = writer(Path(path))
-        except Exception as exc:  # one report's failure must not cost the others
-            reason = str(exc).splitlines()[0] if str(exc).strip() else ""
-            problems.append(f"could not write the {REPORT_TITLES[kind]} {path}: {type(exc).__name__}"
-                            + (f": {reason}" if reason else ""))
-    if problems:
-        raise ReportError(problems, written)
-    return written
-
-
-def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, str]]:
-    """JUnit ``<testsuite>`` properties: ``ocr.<engine>.<dataset>.<metric>`` (micro) and ``...<metric>.mean``,
-    document counts (``.documents``, ``.evaluated``), with page-level facts ``...facts.score`` (olmOCR-bench's
-    headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, one ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline,
-    ``ocr.baseline.regressed``, ``.compared``, ``.new``, ``.missing``, ``.fact_regressions``/``.fact_fixes`` when
-    facts flipped, and, when there is one, ``.error`` (it matched no
-    document) or ``.warning`` (other normalization settings, compared anyway); ``ocr.unevaluated.error`` (or
-    ``.warning`` when no check was asked for) lists the engine × dataset pairs that evaluated no document."""
-    props: list[tuple[str, str]] = []
-    for row in run["summary"]:
-        prefix = f"ocr.{row['engine']}.{row['dataset']}"
-        props.append((f"{prefix}.documents", str(row["documents"])))
-        if "evaluated" in row:
-            props.append((f"{prefix}.evaluated", str(row["evaluated"])))
-        for name, stats in row["metrics"].items():
-            if stats.get("micro") is not None:
-                props.append((f"{prefix}.{name}", repr(round(stats["micro"], 6))))
-            if stats.get("mean") is not None:
-                props.append((f"{prefix}.{name}.mean", repr(round(stats["mean"], 6))))
-    for row in run.get("facts_summary") or ():  # page-level facts: the olmOCR-bench score and its counts
-        prefix = f"ocr.{row['engine']}.{row['dataset']}.facts"
-        props.append((f"{prefix}.score", repr(round(row["headline"], 6))))
-        if row.get("interval"):
-            props += [(f"{prefix}.score.low", repr(round(row["interval"][0], 6))),
-                      (f"{prefix}.score.high", repr(round(row["interval"][1], 6)))]
-        props += [(f"{prefix}.{key}", str(row.get(key, 0))) for key in ("passed", "total", "flaky", "unchecked")]
-    for gate in verdict.gates:
-        props.append((f"ocr.gate.{gate.gate.expression}", "passed" if gate.passed else "failed"))
-    if verdict.comparison is not None:
-        comparison = verdict.comparison
-        props.append(("ocr.baseline.regressed", "true" if comparison.aggregate_failed else "false"))
-        props += [("ocr.baseline.compared", str(comparison.compared)),
-                  ("ocr.baseline.new", str(len(comparison.new_documents))),
-                  ("ocr.baseline.missing", str(len(comparison.missing_documents)))]
-        if comparison.fact_regressions or comparison.fact_fixes:
-            props += [("ocr.baseline.fact_regressions", str(len(comparison.fact_regressions))),
-                      ("ocr.baseline.fact_fixes", str(len(comparison.fact_fixes)))]
-        error = comparison.error or "; ".join(comparison.unmatched_tolerances)
-        props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", error),
-                                                                    ("warning", comparison.warning)) if text]
-    if verdict.unevaluated:  # pairs that scored nothing: the exit status's reason, where a dashboard reads it
-        props.append((f"ocr.unevaluated.{'error' if verdict.checks_requested else 'warning'}",
-                      "; ".join(verdict.unevaluated)))
-    return props

@@ -158,7 +158,9 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
     if state.is_worker or not _has_a_run(state):
         return
     from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
-    from pytest_ocrmetrics.verdict import ReportError, Verdict, judge_run, suite_properties, write_reports
+    from pytest_ocrmetrics.reporting.files import ReportError, write_reports
+    from pytest_ocrmetrics.reporting.junit import suite_properties
+    from pytest_ocrmetrics.verdict import Verdict, judge_run
 
     settings = state.settings
     try:

@@ -175,13 +175,13 @@ def test_one_failing_report_keeps_the_others_and_the_previous_file(
     out = pytester.path / "out"
     (out / "report.html").mkdir(parents=True)  # the HTML report cannot be written: a folder is in the way
     (out / "run.json").write_text('{"previous": "run"}', encoding="utf-8")
-    import pytest_ocrmetrics.verdict as verdict
+    import pytest_ocrmetrics.reporting.files as files
 
     def broken(run: Any) -> Any:  # the run file is written document by document: fail half-way through
         yield '{"schema": "pytest-ocrmetrics/1",\n"documents": [\n'
         raise RuntimeError("the disk is full")
 
-    monkeypatch.setattr(verdict, "run_lines", broken)
+    monkeypatch.setattr(files, "run_lines", broken)
     result = pytester.runpytest(*BASE, *REPORTS, *plugin_args)
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.OK  # a report that could not be written is said loudly, not a test failure

@@ -166,7 +166,7 @@ def test_records_are_spooled_and_read_back_fresh() -> None:
 
 def test_run_file_is_written_piece_by_piece_as_dump_run_says() -> None:
     from pytest_ocrmetrics.results import RunResults
-    from pytest_ocrmetrics.verdict import dump_run, run_lines
+    from pytest_ocrmetrics.reporting.files import dump_run, run_lines
 
     results = RunResults()
     for i in range(3):

@@ -152,7 +152,8 @@ def test_sort_hide_switch_export_expand_offline(browser: Any, report: Path, tmp_
 def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp_path: Path) -> None:
     """Lone surrogates, NUL, ESC, U+FFFE, bidi controls, formula-like ids and a 2 MB text: the page loads without a
     console error, lists every document, shows marks instead of raw controls and one embedded image for two engines."""
-    from pytest_ocrmetrics.verdict import Verdict, write_reports
+    from pytest_ocrmetrics.reporting.files import write_reports
+    from pytest_ocrmetrics.verdict import Verdict
 
     Image = pytest.importorskip("PIL.Image")
     Image.new("L", (200, 300), 200).save(tmp_path / "page.png")

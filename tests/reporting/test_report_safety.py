@@ -29,7 +29,8 @@ from pytest_ocrmetrics.reporting.safe_text import (
     xml_safe,
 )
 from pytest_ocrmetrics.reporting.terminal import render_summary, render_table
-from pytest_ocrmetrics.verdict import ReportError, Verdict, write_reports
+from pytest_ocrmetrics.reporting.files import ReportError, write_reports
+from pytest_ocrmetrics.verdict import Verdict
 
 FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # one cluster, two columns
 

@@ -43,7 +43,7 @@ def test_run_file_text_round_trips_one_line_per_document() -> None:
 
     import pytest
 
-    from pytest_ocrmetrics.verdict import dump_run
+    from pytest_ocrmetrics.reporting.files import dump_run
 
     run = {"schema": "pytest-ocrmetrics/1", "environment": {"engines": {}}, "summary": [{"engine": "e"}],
            "documents": [{"id": "a", "reference": "é\n<x>"}, {"id": "b"}]}

@@ -1,0 +1,123 @@
+"""The report files of a run: the JSON run file (written line by line) and the HTML, CSV and Markdown reports, each
+written atomically, none stopping the others (:func:`write_reports`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from pytest_ocrmetrics.verdict import Verdict
+
+__all__ = ["dump_run", "run_lines", "ReportError", "REPORT_TITLES", "write_reports"]
+
+
+def dump_run(run: Mapping[str, Any]) -> str:
+    """The run file's text: one line per document and per summary row (diff-friendly), the rest on top.
+
+    Each line is encoded by :mod:`json`'s C encoder (an ``indent`` would switch to the pure-Python one, several times
+    slower on large runs). NaN and infinity are refused, as the schema requires. :func:`run_lines` gives the same
+    text piece by piece (what the plugin writes, so a large run is never held as one string).
+    """
+    return "".join(run_lines(run))
+
+
+def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
+    """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time.
+
+    >>> "".join(run_lines({"schema": "s", "documents": [{"id": "a"}, {"id": "b"}]}))
+    '{"schema": "s",\\n"documents": [\\n{"id": "a"},\\n{"id": "b"}\\n]}\\n'
+    """
+    def encode(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+
+    listed = ("summary", "documents", "facts")  # one line per row
+    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items() if key not in listed]
+    lists = [key for key in listed if key in run]
+    yield "{" + ",\n".join(members)
+    first = not members
+    for key in lists:
+        yield ("" if first else ",\n") + f"{encode(key)}: ["
+        first = False
+        json_texts = getattr(run[key], "json_texts", None)  # spooled documents: most are written without decoding
+        texts = json_texts(encode) if callable(json_texts) else map(encode, run[key])
+        text = next(texts, None)
+        if text is None:
+            yield "]"
+            continue
+        yield "\n" + text
+        for text in texts:
+            yield ",\n" + text
+        yield "\n]"
+    yield "}\n"
+
+
+class ReportError(Exception):
+    """Some report files could not be written; every other one was.
+
+    ``problems`` has one line per file that failed (``could not write the HTML report PATH: reason``), ``written``
+    the paths that were written, by kind, as :func:`write_reports` returns them.
+    """
+
+    def __init__(self, problems: Sequence[str], written: Mapping[str, Path]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = list(problems)
+        self.written = dict(written)
+
+
+REPORT_TITLES = {"json": "JSON run file", "html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
+
+
+def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path | None = None, html: Path | None = None,
+                  csv: Path | None = None, markdown: Path | None = None,
+                  html_options: Mapping[str, Any] | None = None) -> dict[str, Path]:
+    """Write the requested report files (the JSON run file among them), for the plugin and ``ocrmetrics report``.
+
+    ``html_options`` go to :func:`~pytest_ocrmetrics.reporting.html.render_html` (``image_root``, ``max_details``).
+    Returns the paths written, by kind (``json``, ``html``, ``csv``, ``markdown``).
+
+    Total by design: text that cannot be encoded (lone surrogates, non-characters) is replaced and counted first
+    (:func:`~pytest_ocrmetrics.reporting.safe_text.sanitize_run`, the count goes into the run file as
+    ``replaced_characters``), each file is written to a temporary file and renamed (a failure keeps the previous
+    file), and a report that fails does not stop the others: after trying every one, :class:`ReportError` names
+    each that failed.
+    """
+    from pytest_ocrmetrics.reporting.safe_text import sanitize_run, write_lines_atomic
+
+    run = sanitize_run(run)
+    gates = list(verdict.gates)
+
+    def json_report(path: Path) -> Path:
+        return write_lines_atomic(path, run_lines(run))  # document by document: never the whole text at once
+
+    def html_report(path: Path) -> Path:
+        from pytest_ocrmetrics.reporting.html import write_html
+
+        return write_html(run, path, comparison=verdict.comparison, gates=gates, **(html_options or {}))
+
+    def csv_report(path: Path) -> Path:
+        from pytest_ocrmetrics.reporting.csv_report import write_csv
+
+        return write_csv(run, path)
+
+    def markdown_report(path: Path) -> Path:
+        from pytest_ocrmetrics.reporting.markdown import write_markdown
+
+        return write_markdown(run, path, comparison=verdict.comparison, gates=gates)
+
+    written: dict[str, Path] = {}
+    problems: list[str] = []
+    for kind, path, writer in (("json", json_path, json_report), ("html", html, html_report),
+                               ("csv", csv, csv_report), ("markdown", markdown, markdown_report)):
+        if path is None:
+            continue
+        try:
+            written[kind] = writer(Path(path))
+        except Exception as exc:  # one report's failure must not cost the others
+            reason = str(exc).splitlines()[0] if str(exc).strip() else ""
+            problems.append(f"could not write the {REPORT_TITLES[kind]} {path}: {type(exc).__name__}"
+                            + (f": {reason}" if reason else ""))
+    if problems:
+        raise ReportError(problems, written)
+    return written

@@ -1,0 +1,58 @@
+"""The JUnit ``<testsuite>`` properties of a run: its aggregates, page-level facts, gates, baseline comparison and the
+pairs that evaluated nothing, where a CI dashboard reads them (the per-testcase properties ride on each test's
+report, see :mod:`pytest_ocrmetrics.plugin.records`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
+if TYPE_CHECKING:
+    from pytest_ocrmetrics.verdict import Verdict
+
+__all__ = ["suite_properties"]
+
+
+def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, str]]:
+    """JUnit ``<testsuite>`` properties: ``ocr.<engine>.<dataset>.<metric>`` (micro) and ``...<metric>.mean``,
+    document counts (``.documents``, ``.evaluated``), with page-level facts ``...facts.score`` (olmOCR-bench's
+    headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, one ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline,
+    ``ocr.baseline.regressed``, ``.compared``, ``.new``, ``.missing``, ``.fact_regressions``/``.fact_fixes`` when
+    facts flipped, and, when there is one, ``.error`` (it matched no
+    document) or ``.warning`` (other normalization settings, compared anyway); ``ocr.unevaluated.error`` (or
+    ``.warning`` when no check was asked for) lists the engine × dataset pairs that evaluated no document."""
+    props: list[tuple[str, str]] = []
+    for row in run["summary"]:
+        prefix = f"ocr.{row['engine']}.{row['dataset']}"
+        props.append((f"{prefix}.documents", str(row["documents"])))
+        if "evaluated" in row:
+            props.append((f"{prefix}.evaluated", str(row["evaluated"])))
+        for name, stats in row["metrics"].items():
+            if stats.get("micro") is not None:
+                props.append((f"{prefix}.{name}", repr(round(stats["micro"], 6))))
+            if stats.get("mean") is not None:
+                props.append((f"{prefix}.{name}.mean", repr(round(stats["mean"], 6))))
+    for row in run.get("facts_summary") or ():  # page-level facts: the olmOCR-bench score and its counts
+        prefix = f"ocr.{row['engine']}.{row['dataset']}.facts"
+        props.append((f"{prefix}.score", repr(round(row["headline"], 6))))
+        if row.get("interval"):
+            props += [(f"{prefix}.score.low", repr(round(row["interval"][0], 6))),
+                      (f"{prefix}.score.high", repr(round(row["interval"][1], 6)))]
+        props += [(f"{prefix}.{key}", str(row.get(key, 0))) for key in ("passed", "total", "flaky", "unchecked")]
+    for gate in verdict.gates:
+        props.append((f"ocr.gate.{gate.gate.expression}", "passed" if gate.passed else "failed"))
+    if verdict.comparison is not None:
+        comparison = verdict.comparison
+        props.append(("ocr.baseline.regressed", "true" if comparison.aggregate_failed else "false"))
+        props += [("ocr.baseline.compared", str(comparison.compared)),
+                  ("ocr.baseline.new", str(len(comparison.new_documents))),
+                  ("ocr.baseline.missing", str(len(comparison.missing_documents)))]
+        if comparison.fact_regressions or comparison.fact_fixes:
+            props += [("ocr.baseline.fact_regressions", str(len(comparison.fact_regressions))),
+                      ("ocr.baseline.fact_fixes", str(len(comparison.fact_fixes)))]
+        error = comparison.error or "; ".join(comparison.unmatched_tolerances)
+        props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", error),
+                                                                    ("warning", comparison.warning)) if text]
+    if verdict.unevaluated:  # pairs that scored nothing: the exit status's reason, where a dashboard reads it
+        props.append((f"ocr.unevaluated.{'error' if verdict.checks_requested else 'warning'}",
+                      "; ".join(verdict.unevaluated)))
+    return props
