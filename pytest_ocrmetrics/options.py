@@ -192,7 +192,10 @@ def parse_columns(value: Any) -> tuple[tuple[str, str], ...]:
             raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: {unknown_metric_message(name)}")
         stat = stat or "micro"
         if stat not in COLUMN_STATISTICS:
-            raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: unknown statistic {stat!r}; choose one of: "
+            from pytest_ocrmetrics.engines.settings import did_you_mean
+
+            raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: unknown statistic {stat!r}"
+                                    f"{did_you_mean(stat, COLUMN_STATISTICS)}; choose one of: "
                                     f"{', '.join(COLUMN_STATISTICS)}, e.g. --ocr-columns={name}:p95")
         if (name, stat) not in columns:
             columns.append((name, stat))
@@ -237,11 +240,10 @@ def _at_least(text: str, option: str, low: int, high: int) -> int:
 def _choice(config: pytest.Config, dest: str, option: str, choices: tuple[str, ...], default: str) -> str:
     value = _get(config, dest) or default
     if value not in choices:
-        import difflib  # only for the error
+        from pytest_ocrmetrics.engines.settings import did_you_mean  # only for the error
 
-        close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise pytest.UsageError(f"{option}={value!r} is not valid{hint}; choose one of: {', '.join(choices)}")
+        raise pytest.UsageError(f"{option}={value!r} is not valid{did_you_mean(str(value), choices)}; "
+                                f"choose one of: {', '.join(choices)}")
     return str(value)
 
 

@@ -69,6 +69,7 @@ def test_gate_expression_round_trips(expr: str) -> None:
         ("cer<=abc", "the threshold 'abc' is not a number"),
         ("cer<=3%", "write 'cer<=0.03' instead of '3%'"),
         ("avg:cer<=0.03", "unknown statistic 'avg'; valid statistics: micro, mean, median, p90, p95"),
+        ("ci_hi:cer<=0.03", "unknown statistic 'ci_hi' (did you mean 'ci_high'?); valid statistics: micro, mean"),
         ("cer>=0.03", "cer is lower-is-better, so the gate must be an upper bound such as 'cer<=0.03'"),
         ("field_f1<0.9", "field_f1 is higher-is-better, so the gate must be a lower bound such as 'field_f1>=0.9'"),
         ("field_f1>=90", "write field_f1>=0.9 for 90 %"),

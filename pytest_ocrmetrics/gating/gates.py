@@ -106,7 +106,10 @@ def parse_gate(expr: str) -> Gate:
     stat = (match["stat"] or "micro").lower()
     metric, op, value, scope = match["metric"], match["op"], match["value"], match["scope"]
     if stat not in STATISTICS:
-        raise ValueError(f"{where}: unknown statistic {stat!r}; valid statistics: {', '.join(STATISTICS)}")
+        from pytest_ocrmetrics.engines.settings import did_you_mean
+
+        raise ValueError(f"{where}: unknown statistic {stat!r}{did_you_mean(stat, STATISTICS)}; "
+                         f"valid statistics: {', '.join(STATISTICS)}")
     if metric not in METRICS:
         raise ValueError(f"{where}: {unknown_metric_message(metric)}")
     spec = METRICS[metric]

@@ -87,8 +87,9 @@ def test_ini_columns_and_a_metric_not_computed(pytester: pytest.Pytester) -> Non
 
 @pytest.mark.parametrize(("value", "message"), [
     ("cer,exact_mach", "*--ocr-columns 'exact_mach': unknown metric 'exact_mach' (did you mean 'exact_match'?)*"),
-    ("ned:p99", "*--ocr-columns 'ned:p99': unknown statistic 'p99'; choose one of: micro, mean, median, p90, p95, "
-                "min, max, e.g. --ocr-columns=ned:p95*"),
+    ("ned:p99", "*--ocr-columns 'ned:p99': unknown statistic 'p99' (did you mean 'p95'?); choose one of: micro, "
+                "mean, median, p90, p95, min, max, e.g. --ocr-columns=ned:p95*"),
+    ("ned:meen", "*--ocr-columns 'ned:meen': unknown statistic 'meen' (did you mean 'mean'?)*"),
 ])
 def test_a_mistyped_column_is_a_usage_error(pytester: pytest.Pytester, value: str, message: str) -> None:
     result = _run(pytester, f"--ocr-columns={value}")
