@@ -31,6 +31,7 @@ __all__ = [
     "ENTRY_KEYS",
     "closest_existing_path",
     "document_from_entry",
+    "entry_error",
     "finish",
     "image_error",
     "json_error_message",
@@ -315,6 +316,14 @@ def _check_schema(value: Any, where: str) -> dict[str, Any]:
     return dict(value)
 
 
+def entry_error(doc_id: str, message: str, *, dataset: str, source: str, image_path: Path | None = None) -> Document:
+    """The document of a ground-truth entry that cannot be read (a malformed entry, an image path that leaves the
+    folder, a broken fields file): its test errors with ``message``, one sentence naming the file and the entry, and
+    the rest of the dataset runs. Problems of the whole file (not JSON, not UTF-8, duplicate keys) still stop the
+    dataset: then no entry can be trusted."""
+    return Document(id=doc_id, dataset=dataset, image_path=image_path, source=source, error=message)
+
+
 def document_from_entry(
     entry: Any,
     *,
@@ -332,8 +341,18 @@ def document_from_entry(
     ``thresholds`` must map registered metric names to numbers, ``tags`` must be a list of strings, ``tasks`` a list
     of downstream tasks (see :func:`_check_tasks`). Keys that look
     like a misspelt known key (``threshold``, ``full-text``) are errors; other extra keys are ignored (metadata).
-    The image is not looked at here: :func:`finish` checks every document's image, once.
+    The image is not looked at here: :func:`finish` checks every document's image, once. A malformed entry gives a
+    document whose test errors with the problem (:func:`entry_error`); the other entries load.
     """
+    try:
+        return _document_from_entry(entry, doc_id=doc_id, image_path=image_path, dataset=dataset, source=source,
+                                    where=where, extra_keys=extra_keys)
+    except DatasetError as exc:
+        return entry_error(doc_id, str(exc), dataset=dataset, source=source, image_path=image_path)
+
+
+def _document_from_entry(entry: Any, *, doc_id: str, image_path: Path, dataset: str, source: str, where: str,
+                         extra_keys: tuple[str, ...]) -> Document:
     if not isinstance(entry, Mapping):
         raise DatasetError(f"{where}: an entry must be an object with 'full_text', got {_type_name(entry)}.")
     known = ENTRY_KEYS + extra_keys

@@ -22,6 +22,7 @@ from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
     document_from_entry,
+    entry_error,
     finish,
     json_error_message,
     parse_json,
@@ -74,9 +75,13 @@ class GroundTruthJsonLoader:
         images = root / IMAGES_DIR
         documents = []
         for key, entry in data.items():
-            where = f"{gt_path}, entry {key!r}"
-            doc_id, image_path = resolve_inside(images, key, source=where)
+            where, source = f"{gt_path}, entry {key!r}", f"{gt_path}: {key}"
+            try:
+                doc_id, image_path = resolve_inside(images, key, source=where)
+            except DatasetError as exc:  # this entry's test errors; the others run
+                documents.append(entry_error(key, str(exc), dataset=name, source=source))
+                continue
             documents.append(document_from_entry(
-                entry, doc_id=doc_id, image_path=image_path, dataset=name, source=f"{gt_path}: {key}", where=where,
+                entry, doc_id=doc_id, image_path=image_path, dataset=name, source=source, where=where,
             ))
         return finish(documents, name=name, root=root, format=self.name)

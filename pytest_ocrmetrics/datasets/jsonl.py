@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
     document_from_entry,
+    entry_error,
     finish,
     json_error_message,
     parse_json,
@@ -48,19 +50,34 @@ class JsonlManifestLoader:
         documents = []
         for number, line in jsonl_lines(manifest, "manifest"):
             where = f"{manifest}:{number}"
+            entry: Any = None
             try:
-                entry = parse_json(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(json_error_message(manifest, exc, line=number)) from None
-            if not isinstance(entry, dict):
-                raise DatasetError(f"{where}: each line must be a JSON object with 'image' and 'full_text'.")
-            image = entry.get("image")
-            if not isinstance(image, str):
-                got = "is missing" if image is None else f"must be a string, got {json.dumps(image)}"
-                raise DatasetError(f"{where}: 'image' {got}; give the image path relative to the manifest.")
-            doc_id, image_path = resolve_inside(root, image, source=where)
+                entry = _entry(line, manifest, number)
+                image = entry["image"]
+                doc_id, image_path = resolve_inside(root, image, source=where)
+            except DatasetError as exc:  # this line's test errors (named by its image, or by the line); others run
+                image = entry.get("image") if isinstance(entry, dict) else None
+                doc_id = image if isinstance(image, str) and image.strip() else f"{manifest.name}:{number}"
+                documents.append(entry_error(doc_id, str(exc), dataset=name, source=where))
+                continue
             documents.append(document_from_entry(
                 entry, doc_id=doc_id, image_path=image_path, dataset=name, source=where,
                 where=f"{where} (image {image!r})", extra_keys=("image",),
             ))
         return finish(documents, name=name, root=root, format=self.name)
+
+
+def _entry(line: str, manifest: Path, number: int) -> dict[str, Any]:
+    """One manifest line's entry: a JSON object with a string ``image``, or :class:`DatasetError` saying why not."""
+    try:
+        entry = parse_json(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(json_error_message(manifest, exc, line=number)) from None
+    where = f"{manifest}:{number}"
+    if not isinstance(entry, dict):
+        raise DatasetError(f"{where}: each line must be a JSON object with 'image' and 'full_text'.")
+    image = entry.get("image")
+    if not isinstance(image, str):
+        got = "is missing" if image is None else f"must be a string, got {json.dumps(image)}"
+        raise DatasetError(f"{where}: 'image' {got}; give the image path relative to the manifest.")
+    return entry

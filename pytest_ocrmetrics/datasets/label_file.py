@@ -28,6 +28,7 @@ from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
     SkippedEntry,
+    entry_error,
     finish,
     image_error,
     read_text,
@@ -128,7 +129,11 @@ class LabelFileLoader:
                 skip(number, "the image path before the tab is empty")
                 continue
             source = f"{label_file}:{number}"
-            doc_id, image_path = resolve_inside(root, written, source=source)
+            try:
+                doc_id, image_path = resolve_inside(root, written, source=source)
+            except DatasetError as exc:  # this line's test errors; the others run
+                documents.append(entry_error(written, str(exc), dataset=name, source=source))
+                continue
             if doc_id in first_line:
                 skip(number, f"image {doc_id!r} is already listed at line {first_line[doc_id]}")
                 continue

@@ -26,6 +26,7 @@ from pathlib import Path
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
+    entry_error,
     finish,
     json_error_message,
     parse_json,
@@ -86,8 +87,13 @@ class SidecarLoader:
                 doc_id = relative_base.as_posix()
                 error = (f"image {str(folder / base) + '.*'!r} does not exist "
                          f"(no {base}.png/.jpg/.tif/... next to {gt_path.name})")
-            text = strip_trailing_newline(read_text(gt_path))
-            fields = self._fields(folder / (base + FIELDS_SUFFIX))
+            try:
+                text = strip_trailing_newline(read_text(gt_path))
+                fields = self._fields(folder / (base + FIELDS_SUFFIX))
+            except DatasetError as exc:  # this document's test errors; the others run
+                documents.append(entry_error(doc_id, str(exc), dataset=name, source=str(gt_path),
+                                             image_path=image_path))
+                continue
             documents.append(Document(
                 id=doc_id, dataset=name, image_path=image_path, reference_text=text, fields=fields,
                 source=str(gt_path), error=error,

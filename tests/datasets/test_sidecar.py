@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from pytest_ocrmetrics.datasets import DatasetError, load_dataset
+from tests.dataset_errors import entry_error
 
 
 def write(path: Path, content: str | bytes) -> None:
@@ -59,17 +61,20 @@ def test_bad_fields_file_names_file_and_line(tmp_path: Path) -> None:
     root = tmp_path / "pages"
     write(root / "p.png", b"\x89PNG\r\n\x1a\nimg")
     write(root / "p.gt.txt", "x")
+    write(root / "q.png", b"\x89PNG\r\n\x1a\nimg")
+    write(root / "q.gt.txt", "y")
     write(root / "p.fields.json", '{\n"a": }')
-    with pytest.raises(DatasetError, match=r"p.fields.json: invalid JSON at line 2, column"):
-        load_dataset(root)
+    assert re.search(r"p.fields.json: invalid JSON at line 2, column", entry_error(load_dataset(root), "p.png"))
     write(root / "p.fields.json", "[1, 2]")
-    with pytest.raises(DatasetError, match="must be a JSON object"):
-        load_dataset(root)
+    assert "must be a JSON object" in entry_error(load_dataset(root), "p.png")
 
 
 def test_ground_truth_that_is_not_utf8_is_a_clear_error(tmp_path: Path) -> None:
     root = tmp_path / "pages"
     write(root / "p.png", b"\x89PNG\r\n\x1a\nimg")
     write(root / "p.gt.txt", "Stra\xdfe".encode("latin-1"))
-    with pytest.raises(DatasetError, match=r"p.gt.txt: ground-truth file is not valid UTF-8"):
-        load_dataset(root)
+    write(root / "q.png", b"\x89PNG\r\n\x1a\nimg")
+    write(root / "q.gt.txt", "y")
+    dataset = load_dataset(root)
+    assert "p.gt.txt: ground-truth file is not valid UTF-8" in entry_error(dataset, "p.png")
+    assert dataset.documents[1].reference_text == "y"

@@ -20,14 +20,15 @@ from tests.plugin.conftest import make_dataset
 pytest_plugins = ["pytester"]
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "reporting" / "run_schema.json").read_text())
-BROKEN_MESSAGE = "entry 'doc_001.png': 'full_text' must be a string, got a number."
+# a dataset whose ground-truth file is not JSON cannot be loaded at all (a malformed entry only errors its document)
+BROKEN_MESSAGE = "ground_truth.json: invalid JSON at line 1, column 35: Expecting property name enclosed in double quotes."
 
 
 def _broken_dataset(root: Path, name: str = "broken") -> Path:
     broken = root / name
     (broken / "images").mkdir(parents=True)
     shutil.copy(root / "invoices" / "images" / "doc_001.png", broken / "images" / "doc_001.png")
-    (broken / "ground_truth.json").write_text('{"doc_001.png": {"full_text": 42}}', encoding="utf-8")
+    (broken / "ground_truth.json").write_text('{"doc_001.png": {"full_text": "x",}}', encoding="utf-8")
     return broken
 
 

@@ -175,12 +175,16 @@ def test_json_run_file_matches_schema_and_xdist_gives_same_aggregates(pytester: 
     assert {d["outcome"] for d in runs[0]["documents"]} == {"passed"}
 
 
-def test_malformed_ground_truth_is_a_collection_error_naming_file_and_entry(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
-    make_dataset(pytester.path, {"a.png": {"full_text": 42}}, {})
-    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *plugin_args)
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*ground_truth.json*a.png*"])
+def test_a_malformed_ground_truth_entry_errors_that_document_naming_file_and_entry(pytester: pytest.Pytester,
+                                                                                   plugin_args: list[str]) -> None:
+    make_dataset(pytester.path, {"a.png": {"full_text": 42}, "b.png": {"full_text": "Hallo"}}, {"b": "Hallo"})
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-json=run.json",
+                                *plugin_args)
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ground_truth.json, entry 'a.png': 'full_text' must be a string, got a number.*"])
     assert "Traceback" not in result.stdout.str()
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    assert {d["id"]: d["outcome"] for d in run["documents"]} == {"a.png": "error", "b.png": "passed"}
 
 
 def test_missing_image_errors_only_that_document(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:

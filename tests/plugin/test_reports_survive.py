@@ -428,3 +428,35 @@ def test_a_lone_surrogate_in_a_ground_truth_key_errors_that_document_only(pytest
     images, truth = pytester.path / "invoices" / "images", pytester.path / "invoices" / "ground_truth.json"
     assert outcomes["c\ufffd.png"] == ("error", f"replay: image path '{images}/c\\ud800.png' cannot name a file on "
                                                 f"this system: it holds a lone surrogate U+D800 ({truth}: c\\ud800.png)")
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "xdist-2"])
+@pytest.mark.parametrize("entry", [
+    '{"full_text": "ok\\ud800", "thresholds": {"cer\\ud800\\u001b": 0.1}}',  # an unknown threshold metric
+    '{"full_text": ["ok\\ud800\\u0007"]}',  # text that is not a string
+    '{"full_text": "ok", "tags": ["\\ud800", 7]}',  # tags that are not all strings
+    '{"full_text": "ok", "schema": {"type": "\\ud800\\u001b"}}',  # a schema that is not valid
+    '{"full_text": "ok", "tasks": [{"\\ud800": 1}]}',  # a task with an unknown key
+])
+def test_a_malformed_entry_with_a_lone_surrogate_errors_that_document_only(pytester: pytest.Pytester,
+                                                                           xdist: list[str], entry: str) -> None:
+    """The reported case: a 3-document replay run whose third entry is malformed and holds a lone surrogate and
+    control characters. The entry's problem stopped the whole dataset: the run file held 0 of 3 documents. Now that
+    document's test errors with the one sentence naming the file and the entry, the other two are scored, and every
+    report holds all three."""
+    if xdist:
+        pytest.importorskip("xdist")
+    _three_documents(pytester.path, '{"a.png": {"full_text": "xy"}, "b.png": {"full_text": "bell\\u0007 end"}, '
+                                    f'"c.png": {entry}}}')
+    result = pytester.runpytest(*BASE, *REPORTS, *xdist)
+    result.assert_outcomes(passed=2, errors=1)
+    output = result.stdout.str()
+    assert "Traceback" not in output and "\x1b" not in output and "\x07" not in output
+    run = _every_report(pytester.path / "out")
+    assert run["collection_errors"] == []
+    outcomes = {d["id"]: (d["outcome"], d.get("message") or "") for d in run["documents"]}
+    assert sorted(outcomes) == ["a.png", "b.png", "c.png"]
+    assert outcomes["a.png"][0] == outcomes["b.png"][0] == "passed"
+    truth = pytester.path / "invoices" / "ground_truth.json"
+    assert outcomes["c.png"][0] == "error" and outcomes["c.png"][1].startswith(f"replay: {truth}, entry 'c.png'")
+    assert [row["evaluated"] for row in run["summary"]] == [2]
