@@ -229,7 +229,7 @@ def check_max_images(value: object) -> int | None:
 def _check_output_format(value: object) -> str:
     if value in OUTPUT_FORMATS:
         return str(value)
-    from pytest_ocrmetrics.engines.settings import did_you_mean
+    from pytest_ocrmetrics.hints import did_you_mean
 
     hint = did_you_mean(value, OUTPUT_FORMATS) if isinstance(value, str) else ""
     raise ValueError(f"output_format must be 'table' or 'json', got {value!r}{hint}")

@@ -192,7 +192,7 @@ def parse_columns(value: Any) -> tuple[tuple[str, str], ...]:
             raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: {unknown_metric_message(name)}")
         stat = stat or "micro"
         if stat not in COLUMN_STATISTICS:
-            from pytest_ocrmetrics.engines.settings import did_you_mean
+            from pytest_ocrmetrics.hints import did_you_mean
 
             raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: unknown statistic {stat!r}"
                                     f"{did_you_mean(stat, COLUMN_STATISTICS)}; choose one of: "
@@ -240,7 +240,7 @@ def _at_least(text: str, option: str, low: int, high: int) -> int:
 def _choice(config: pytest.Config, dest: str, option: str, choices: tuple[str, ...], default: str) -> str:
     value = _get(config, dest) or default
     if value not in choices:
-        from pytest_ocrmetrics.engines.settings import did_you_mean  # only for the error
+        from pytest_ocrmetrics.hints import did_you_mean  # only for the error
 
         raise pytest.UsageError(f"{option}={value!r} is not valid{did_you_mean(str(value), choices)}; "
                                 f"choose one of: {', '.join(choices)}")

@@ -38,7 +38,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
-from pytest_ocrmetrics.datasets.base import closest_existing_path
+from pytest_ocrmetrics.datasets.base import closest_existing_path, parse_json
 from pytest_ocrmetrics.datasets.sidecar import strip_trailing_newline
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineSpec, OcrOutput
@@ -210,7 +210,7 @@ class ReplayEngine:
         if not path.is_file():
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"), strict=False)  # as ground truth is read
+            data = parse_json(path.read_text(encoding="utf-8-sig"))  # as ground truth is read
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise EngineError(f"prediction {str(path)!r} is not valid JSON: {exc}") from None
         if not isinstance(data, dict):

@@ -15,7 +15,6 @@ pytest_ocrmetrics.engines.base.EngineOptionError: tesseract.psm must be a whole 
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -23,6 +22,7 @@ import re
 from typing import Any, Iterable, Mapping, TypeVar
 
 from pytest_ocrmetrics.engines.base import EngineOptionError
+from pytest_ocrmetrics.hints import did_you_mean
 
 __all__ = [
     "did_you_mean",
@@ -37,22 +37,6 @@ __all__ = [
 _Default = TypeVar("_Default", int, float, bool, None)
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
-
-
-def did_you_mean(typed: str, choices: Iterable[str], *, prefix: str = "") -> str:
-    """`` (did you mean 'X'?)`` for the choice closest to a typo, or an empty string when none is close.
-
-    ``prefix`` is put before the choice shown (``tesseract.`` for setting keys), not compared.
-
-    >>> did_you_mean("tesserct", ["replay", "tesseract"]), did_you_mean("pms", ["psm", "oem"]), did_you_mean("zz", ["psm"])
-    (" (did you mean 'tesseract'?)", " (did you mean 'psm'?)", '')
-    """
-    choices = list(choices)
-    lowered = {choice.lower(): choice for choice in choices}
-    close = difflib.get_close_matches(typed.lower(), list(lowered), n=1, cutoff=0.6)
-    if not close:  # a transposition in a short name ("pms") scores low on ratio; the same letters count as close
-        close = [c for c in lowered if sorted(c) == sorted(typed.lower())][:1]
-    return f" (did you mean {prefix + lowered[close[0]]!r}?)" if close else ""
 
 
 def normalise_settings(engine: str, options: Mapping[str, str], allowed: Mapping[str, str]) -> dict[str, str]:

@@ -106,7 +106,7 @@ def parse_gate(expr: str) -> Gate:
     stat = (match["stat"] or "micro").lower()
     metric, op, value, scope = match["metric"], match["op"], match["value"], match["scope"]
     if stat not in STATISTICS:
-        from pytest_ocrmetrics.engines.settings import did_you_mean
+        from pytest_ocrmetrics.hints import did_you_mean
 
         raise ValueError(f"{where}: unknown statistic {stat!r}{did_you_mean(stat, STATISTICS)}; "
                          f"valid statistics: {', '.join(STATISTICS)}")

@@ -237,13 +237,11 @@ def _parse(spec: str) -> NormalizationProfile:
         elif part in STEPS:
             steps.append(part)
         else:
-            import difflib  # only for the error
+            from pytest_ocrmetrics.hints import did_you_mean  # only for the error
 
             names = sorted(set(STEPS) | set(PRESETS))
-            close = difflib.get_close_matches(part, names, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown normalization step {part!r} in {spec!r}{hint}; valid steps and presets: "
-                             f"{', '.join(names)}")
+            raise ValueError(f"unknown normalization step {part!r} in {spec!r}{did_you_mean(part, names)}; valid "
+                             f"steps and presets: {', '.join(names)}")
     forms = sorted({s for s in steps if s in _UNICODE_FORMS})
     if len(forms) > 1:
         raise ValueError(f"normalization {spec!r} names several Unicode forms ({', '.join(forms)}); pick one")
