@@ -59,7 +59,7 @@ def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> 
         message = str(exc) if str(exc).startswith(case.engine.name) else f"{case.engine.label}: {exc}"
         if case.document.id not in message:
             message += f" (document {case.document.id!r})"
-        if case.document.source and case.document.source not in message:
+        if case.document.source and not _names_ground_truth(message, case.document.source):
             message += f" [ground truth: {case.document.source}]"
         # names from the ground truth (an ESC, a lone surrogate) are written as escapes, never sent raw
         raise pytest.fail.Exception(printable_id(message), pytrace=False) from None
@@ -76,6 +76,18 @@ def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> 
     if minimum is not None and output.confidence is not None and output.confidence < minimum:
         item_state.filtered = f"filtered: engine confidence {output.confidence:.3f} is below --ocr-min-confidence={minimum:g}"
     return output
+
+
+def _names_ground_truth(message: str, source: str) -> bool:
+    """Whether ``message`` already names the ground-truth file of ``source`` (``FILE: key``, ``FILE:line`` or
+    ``FILE``), as a malformed entry's own sentence does: then no ``[ground truth: ...]`` is added to it.
+
+    >>> _names_ground_truth("gt.json, entry 'a.png': bad", "gt.json: a.png"), _names_ground_truth("x", "m.jsonl:3")
+    (True, False)
+    """
+    file = source.partition(": ")[0]
+    head, colon, line = file.rpartition(":")
+    return (head if colon and line.isdigit() else file) in message
 
 
 def _marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, float]:

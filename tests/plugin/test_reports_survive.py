@@ -459,4 +459,5 @@ def test_a_malformed_entry_with_a_lone_surrogate_errors_that_document_only(pytes
     assert outcomes["a.png"][0] == outcomes["b.png"][0] == "passed"
     truth = pytester.path / "invoices" / "ground_truth.json"
     assert outcomes["c.png"][0] == "error" and outcomes["c.png"][1].startswith(f"replay: {truth}, entry 'c.png'")
+    assert "[ground truth:" not in outcomes["c.png"][1]  # the sentence names the file and the entry already
     assert [row["evaluated"] for row in run["summary"]] == [2]
