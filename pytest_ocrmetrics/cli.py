@@ -197,7 +197,8 @@ def _comparison(args: argparse.Namespace, baseline: dict[str, Any], run: dict[st
     if mismatch is not None and not args.allow_mismatch:
         raise UsageError(mismatch)
     return compare_runs(baseline, run, args.max_regression or [], significance=args.significance, seed=args.seed,
-                        resamples=args.resamples, baseline_source=args.baseline)
+                        resamples=args.resamples, baseline_source=args.baseline,
+                        document_regressions=args.document_regressions)
 
 
 def _shown(path: Any) -> str:
@@ -642,6 +643,10 @@ def _add_gating_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0): same seed, same verdict")
     parser.add_argument("--resamples", type=_argtype(_non_negative_int), default=1000,
                         help="bootstrap resamples (default 1000; 0 for no intervals)")
+    parser.add_argument("--document-regressions", choices=("warn", "fail", "off"), default="warn",
+                        help="a document that got worse beyond its tolerance: warn (default: listed, the aggregates "
+                             "decide the exit status), fail (exit 1) or off (not listed), as pytest's "
+                             "--ocr-document-regressions")
     parser.add_argument("--allow-mismatch", action="store_true",
                         help="compare runs made with another normalization profile, unit or tokenizer (with a "
                              "warning) instead of refusing them")

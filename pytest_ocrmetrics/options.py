@@ -24,6 +24,7 @@ __all__ = ["add_options", "OcrSettings", "parse_threshold_items", "SUMMARY_MODES
 SUMMARY_MODES = ("none", "short", "full")
 FIELD_COMPARE_MODES = ("lowercase", "exact", "normalized", "fuzzy")
 JUNIT_PROPERTY_MODES = ("default", "all")
+DOCUMENT_REGRESSION_MODES = ("warn", "fail", "off")  # gating.DOCUMENT_REGRESSION_POLICIES, without its import
 COLUMN_STATISTICS = ("micro", "mean", "median", "p90", "p95", "min", "max")
 
 # (option, ini name, ini type, kwargs for addoption). The ini name is the "dest"; list options append.
@@ -90,7 +91,14 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-gate", "ocr_gates", "linelist", dict(action="append", metavar="EXPR",
         help="Suite gate on an aggregate (repeatable), e.g. 'cer<=0.03', 'p95:cer<=0.1', 'field_f1>=0.9'.")),
     ("--ocr-baseline", "ocr_baseline", "string", dict(metavar="PATH",
-        help="JSON run file to compare this run with; regressions fail the document's test and the session.")),
+        help="JSON run file to compare this run with; an aggregate regression beyond --ocr-max-regression fails the "
+             "session, documents that got worse are listed (see --ocr-document-regressions).")),
+    ("--ocr-baseline-update", "ocr_baseline_update", "bool", dict(action="store_true",
+        help="After comparing, write this run to the --ocr-baseline path (atomically); a missing baseline file is "
+             "the first run: nothing is compared and the file is created.")),
+    ("--ocr-document-regressions", "ocr_document_regressions", "string", dict(metavar="POLICY",
+        help="What a document that got worse than the baseline beyond its tolerance does: warn (default: listed in "
+             "every report, its test passes, the aggregates decide), fail (its test fails) or off.")),
     ("--ocr-baseline-allow-mismatch", "ocr_baseline_allow_mismatch", "bool", dict(action="store_true",
         help="Compare with a baseline made with another normalization profile, unit or tokenizer (with a warning) "
              "instead of refusing it.")),
@@ -280,6 +288,8 @@ class OcrSettings:
     gates: tuple[str, ...] = ()
     baseline: Path | None = None
     baseline_allow_mismatch: bool = False
+    baseline_update: bool = False
+    document_regressions: str = "warn"
     max_regressions: tuple[str, ...] = ()
     significance: float | None = None
     html_path: Path | None = None
@@ -368,6 +378,9 @@ class OcrSettings:
             baseline=path("ocr_baseline"),
             baseline_allow_mismatch=bool(config.getoption("ocr_baseline_allow_mismatch")
                                          or config.getini("ocr_baseline_allow_mismatch")),
+            baseline_update=bool(config.getoption("ocr_baseline_update") or config.getini("ocr_baseline_update")),
+            document_regressions=_choice(config, "ocr_document_regressions", "--ocr-document-regressions",
+                                         DOCUMENT_REGRESSION_MODES, "warn"),
             max_regressions=tuple(_list(config, "ocr_max_regressions")),
             significance=None if significance in (None, "") else _number(str(significance), "--ocr-significance"),
             html_path=path("ocr_html"),

@@ -54,7 +54,8 @@ class Verdict:
         regression tolerance's metric was compared nowhere, or the run asked for a verdict and some engine × dataset
         had no document evaluated (every one skipped, filtered or errored: its thresholds compared nothing).
 
-        Document regressions fail their own tests, so they are not counted again here.
+        Document regressions fail their own tests (``--ocr-document-regressions=fail``) or are only listed (``warn``,
+        ``off``), so they are not counted here.
         """
         comparison = self.comparison
         return self.error or bool(self.failed_gates) or bool(comparison is not None and (
@@ -88,6 +89,7 @@ def judge_run(
     significance: float | None = None,
     seed: int = 0,
     checks_requested: bool = False,
+    document_regressions: str = "warn",
 ) -> Verdict:
     """Evaluate the suite gates on the run's summary and compare the run with the baseline, and find the engine ×
     dataset pairs with no document evaluated (a failure when ``checks_requested``, the run's thresholds, or
@@ -100,7 +102,8 @@ def judge_run(
     comparison = None
     notes: list[str] = []
     if baseline is not None:
-        comparison = baseline.compare(run, tolerances, significance=significance, seed=seed)
+        comparison = baseline.compare(run, tolerances, significance=significance, seed=seed,
+                                      document_regressions=document_regressions)
         if not tolerances and not comparison.matched_nothing:
             notes.append("no --ocr-max-regression given: differences from the baseline are reported, not enforced")
     requested = bool(checks_requested or gates or tolerances)

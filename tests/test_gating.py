@@ -286,7 +286,9 @@ def test_summary_lines_name_metric_engine_dataset_old_new_delta_interval() -> No
     assert f"delta {agg.delta:+.4f}" in line
     assert f"95% CI [{agg.interval[0]:+.4f}, {agg.interval[1]:+.4f}]" in line
     assert "n=20 paired documents; allowed cer:0.005" in line
-    assert "20 document metric(s) regressed beyond tolerance on 20 document(s):" in comparison.summary_lines()
+    assert any(line.startswith("WARNING: 20 documents got worse than the baseline beyond tolerance in 20 metrics "
+                               "(--ocr-document-regressions=warn: listed, their tests pass, the aggregates decide): "
+                               "'doc00.png', ") for line in comparison.summary_lines())
 
 
 def test_improvements_say_the_baseline_can_be_updated() -> None:
@@ -405,7 +407,8 @@ def test_parse_significance_accepts_text_and_numbers() -> None:
 
 
 def test_comparison_to_dict_is_json() -> None:
-    comparison = compare_runs(make_run(_corpus()), make_run(_corpus(bump={1: 0.1})), ["cer:0.005"], resamples=20)
+    comparison = compare_runs(make_run(_corpus()), make_run(_corpus(bump={1: 0.1})), ["cer:0.005"], resamples=20,
+                              document_regressions="fail")
     data = json.loads(json.dumps(comparison.to_dict()))
     assert data["exit_failed"] is True and data["regressions"][0]["document"] == "doc01.png"
     assert {a["metric"] for a in data["aggregates"]} <= set(METRICS)
@@ -474,6 +477,8 @@ def test_partial_match_counts_compared_new_and_missing() -> None:
         "normalization": {"name": "nfc", "unit": "grapheme", "tokenizer": "whitespace", "field_compare": "lowercase",
                           "definitions": METRIC_DEFINITIONS},
         "normalization_mismatch": False, "warning": None, "error": None,
+        "document_regressions": {"policy": "warn", "count": 0, "failed": False, "documents": [],
+                                 "fact_regressions": 0},
     }
     # without a source the baseline is "the baseline"
     assert compare_runs(make_run(old), make_run(new)).summary_lines()[0].startswith("compared with the baseline: 3 ")
@@ -592,3 +597,45 @@ def test_a_tolerance_whose_metric_was_compared_nowhere_fails_and_says_which_side
     assert "neither run" in compare_runs(old, old, ["field_f1:0.01"], resamples=50).unmatched_tolerances[0]
     both = compare_runs(new, new, ["crr:0.01", "*:0.5"], resamples=50)
     assert both.unmatched_tolerances == () and not both.exit_failed
+
+
+def _better_with_a_few_worse() -> tuple[dict, dict]:
+    """A baseline at CER ~0.10 and a candidate at ~0.03 on 40 documents, 3 of which got worse by 0.05."""
+    old = _corpus(40, bump={i: 0.08 for i in range(40)})
+    new = _corpus(40, bump={5: 0.13, 17: 0.13, 29: 0.13})
+    return make_run(old), make_run(new)
+
+
+@pytest.mark.parametrize("policy, listed, failed", [("warn", 3, False), ("fail", 3, True), ("off", 0, False)])
+def test_a_better_candidate_with_a_few_worse_documents_fails_only_under_fail(policy: str, listed: int,
+                                                                            failed: bool) -> None:
+    baseline, current = _better_with_a_few_worse()
+    comparison = compare_runs(baseline, current, ["cer:0.005"], significance=0.05, resamples=200,
+                              document_regressions=policy)
+    (cer,) = [a for a in comparison.aggregates if a.metric == "cer"]
+    assert cer.verdict == "improvement"  # the aggregate decides: clearly better
+    assert len(comparison.regressed_documents) == listed
+    assert comparison.exit_failed is failed
+    entry = comparison.baseline_entry()["document_regressions"]
+    assert entry["policy"] == policy and entry["count"] == listed and entry["failed"] is failed
+    assert [d["id"] for d in entry["documents"]] == ["doc05.png", "doc17.png", "doc29.png"][:listed]
+    lines = "\n".join(comparison.summary_lines())
+    if listed:
+        assert "3 documents got worse than the baseline beyond tolerance" in lines
+        assert "'doc05.png', 'doc17.png', 'doc29.png' (tesseract / receipts)" in lines
+    else:
+        assert "doc05.png" not in lines
+
+
+def test_a_worse_candidate_fails_whatever_the_document_policy() -> None:
+    baseline = make_run(_corpus(40))
+    current = make_run(_corpus(40, bump={i: 0.05 for i in range(40)}))
+    for policy in ("warn", "fail", "off"):
+        comparison = compare_runs(baseline, current, ["cer:0.005"], significance=0.05, resamples=200,
+                                  document_regressions=policy)
+        assert comparison.aggregate_failed and comparison.exit_failed, policy
+
+
+def test_an_unknown_document_policy_is_refused_with_a_did_you_mean() -> None:
+    with pytest.raises(ValueError, match=r"'warm' is not a document regression policy \(did you mean 'warn'\?\)"):
+        compare_runs(make_run(_corpus()), make_run(_corpus()), document_regressions="warm")

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from pytest_ocrmetrics.gating.baseline import Baseline
 from pytest_ocrmetrics.gating.comparison import (
+    DOCUMENT_REGRESSION_POLICIES,
     AggregateDelta,
     Comparison,
     DocumentRef,
@@ -50,6 +51,7 @@ from pytest_ocrmetrics.gating.comparison import (
     compare_runs,
     describe_normalization,
     normalization_mismatch,
+    parse_document_regressions,
     parse_significance,
 )
 from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
@@ -102,4 +104,6 @@ __all__ = [
     "SCORED_OUTCOMES",
     "describe_normalization",
     "normalization_mismatch",
+    "DOCUMENT_REGRESSION_POLICIES",
+    "parse_document_regressions",
 ]

@@ -19,7 +19,29 @@ from pytest_ocrmetrics.metrics.normalize import get_profile
 from pytest_ocrmetrics.metrics.registry import METRICS, regression
 
 __all__ = ["Regression", "Improvement", "AggregateDelta", "DocumentRef", "Comparison", "compare_runs",
-           "parse_significance", "describe_normalization", "normalization_mismatch"]
+           "parse_significance", "describe_normalization", "normalization_mismatch", "DOCUMENT_REGRESSION_POLICIES",
+           "parse_document_regressions"]
+
+#: What a document that got worse than the baseline beyond its tolerance does (``--ocr-document-regressions``):
+#: ``warn`` lists it in every report and leaves the verdict to the aggregates (the default: a model release has a few
+#: worse pages every time), ``fail`` fails the document's own test (and ``ocrmetrics compare``), ``off`` neither lists
+#: nor fails it.
+DOCUMENT_REGRESSION_POLICIES = ("warn", "fail", "off")
+
+
+def parse_document_regressions(value: object) -> str:
+    """``warn``, ``fail`` or ``off``; anything else raises ``ValueError`` with one sentence and a did-you-mean.
+
+    >>> parse_document_regressions("fail")
+    'fail'
+    """
+    text = str(value).strip().lower()
+    if text not in DOCUMENT_REGRESSION_POLICIES:
+        from pytest_ocrmetrics.hints import did_you_mean
+
+        raise ValueError(f"{str(value)!r} is not a document regression policy{did_you_mean(text, DOCUMENT_REGRESSION_POLICIES)}; "
+                         f"choose one of: {', '.join(DOCUMENT_REGRESSION_POLICIES)}")
+    return text
 
 
 class _Delta:
@@ -160,6 +182,8 @@ class Comparison:
     fact_fixes: tuple[FactChange, ...] = ()  # facts that failed in the baseline and pass now
     # one sentence per tolerance that compared nothing (its metric is in no engine x dataset of both runs)
     unmatched_tolerances: tuple[str, ...] = ()
+    # what document regressions (and fact regressions) do: "warn" (listed, the aggregates decide), "fail", "off"
+    document_policy: str = "warn"
 
     @property
     def facts_gated(self) -> bool:
@@ -185,11 +209,23 @@ class Comparison:
         return bool(self.aggregate_regressions)
 
     @property
+    def documents_fail(self) -> bool:
+        """True when a document regression fails (``document_regressions="fail"``): a regressed document, or a fact
+        that passed in the baseline and fails now (with a tolerance on ``fact_pass_rate``)."""
+        return self.document_policy == "fail" and (
+            bool(self.regressions) or (self.facts_gated and bool(self.fact_regressions)))
+
+    @property
+    def regressed_documents(self) -> list[tuple[str, str, str]]:
+        """``(dataset, engine, id)`` of every document with a metric regressed beyond tolerance, in first-seen order."""
+        return list(dict.fromkeys((r.dataset, r.engine, str(r.document)) for r in self.regressions))
+
+    @property
     def exit_failed(self) -> bool:
-        """True when the comparison must fail CI: a document or an aggregate regressed, a fact regressed (with a
-        tolerance on ``fact_pass_rate``), nothing was compared, or a tolerance's metric was compared nowhere."""
-        return (bool(self.regressions) or self.aggregate_failed or self.matched_nothing
-                or bool(self.unmatched_tolerances) or (self.facts_gated and bool(self.fact_regressions)))
+        """True when the comparison must fail CI: an aggregate regressed, nothing was compared, a tolerance's metric
+        was compared nowhere, or (with ``document_regressions="fail"``) a document or a gated fact regressed."""
+        return (self.aggregate_failed or self.matched_nothing or bool(self.unmatched_tolerances)
+                or self.documents_fail)
 
     def document_regressions(self, dataset: str, engine: str, doc_id: str) -> list[Regression]:
         return [r for r in self.regressions if (r.dataset, r.engine, r.document) == (dataset, engine, doc_id)]
@@ -219,13 +255,19 @@ class Comparison:
             if agg.verdict == "not-significant":
                 lines.append(f"not significant at {self.significance:g}: {agg.message}")
         if self.regressions:
-            docs = {(r.dataset, r.engine, r.document) for r in self.regressions}
-            lines.append(f"{len(self.regressions)} document metric(s) regressed beyond tolerance "
-                         f"on {len(docs)} document(s):")
+            docs = self.regressed_documents
+            n = len(self.regressions)
+            effect = ("--ocr-document-regressions=fail: their tests failed" if self.document_policy == "fail"
+                      else "--ocr-document-regressions=warn: listed, their tests pass, the aggregates decide")
+            lines.append(f"{'' if self.document_policy == 'fail' else 'WARNING: '}{_documents(len(docs))} got worse "
+                         f"than the baseline beyond tolerance in {n} metric{'s' if n != 1 else ''} ({effect}): "
+                         + _names(docs))
             lines += _first(self.regressions, max_documents, lambda reg: reg.message)
         if self.fact_regressions:
             docs = {(r.dataset, r.engine, r.document) for r in self.fact_regressions}
-            effect = "" if self.facts_gated else " (no tolerance on fact_pass_rate: shown, not failed)"
+            effect = ("" if self.facts_gated and self.document_policy == "fail"
+                      else " (no tolerance on fact_pass_rate: shown, not failed)" if not self.facts_gated
+                      else " (--ocr-document-regressions=warn: listed, not failed)")
             lines.append(f"{len(self.fact_regressions)} fact(s) passed in the baseline and fail now, "
                          f"on {len(docs)} document(s){effect}:")
             lines += _first(self.fact_regressions, max_documents, lambda change: change.message)
@@ -298,6 +340,24 @@ class Comparison:
             "warning": self.warning,
             # why nothing, or nothing of a tolerance's metric, was compared
             "error": self.error or ("; ".join(self.unmatched_tolerances) or None),
+            "document_regressions": self.document_regressions_entry(),
+        }
+
+    def document_regressions_entry(self) -> dict[str, Any]:
+        """The ``baseline.document_regressions`` object of the run file: the policy, how many documents got worse
+        beyond tolerance, and each of them with its regressed metrics (empty under ``off``: nothing is listed)."""
+        by_document: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        for r in self.regressions:
+            by_document.setdefault((r.dataset, r.engine, str(r.document)), []).append(
+                {"metric": r.metric, "old": r.old, "new": r.new, "delta": r.delta, "allowed": r.allowed,
+                 "tolerance": str(r.tolerance)})
+        return {
+            "policy": self.document_policy,
+            "count": len(by_document),
+            "failed": self.documents_fail,
+            "documents": [{"dataset": dataset, "engine": engine, "id": doc_id, "metrics": metrics}
+                          for (dataset, engine, doc_id), metrics in by_document.items()],
+            "fact_regressions": len(self.fact_regressions),
         }
 
 
@@ -307,6 +367,15 @@ def _label(source: str | None) -> str:
 
 def _documents(n: int) -> str:
     return f"{n} document" if n == 1 else f"{n} documents"
+
+
+def _names(documents: Sequence[tuple[str, str, str]], limit: int = 10) -> str:
+    """``'a.png', 'b.png' (tesseract / receipts) and 3 more``: the documents' ids, each pair named once."""
+    shown: dict[tuple[str, str], list[str]] = {}
+    for dataset, engine, doc_id in documents[:limit]:
+        shown.setdefault((engine, dataset), []).append(repr(doc_id))
+    text = "; ".join(f"{', '.join(ids)} ({engine} / {dataset})" for (engine, dataset), ids in shown.items())
+    return text + (f" and {len(documents) - limit} more" if len(documents) > limit else "")
 
 
 def _first(items: Sequence[Any], limit: int, text: Callable[[Any], str]) -> list[str]:
@@ -375,6 +444,7 @@ def compare_runs(
     seed: int = 0,
     resamples: int = 1000,
     baseline_source: str | None = None,
+    document_regressions: str = "warn",
 ) -> Comparison:
     """Compare a run with a baseline run, per document and per engine x dataset x metric aggregate.
 
@@ -393,13 +463,16 @@ def compare_runs(
       The interval is a two-sided percentile interval at ``1 - significance`` (95 % without ``significance``).
     - With ``significance`` (e.g. ``0.05``), an aggregate regression (or improvement) counts only when its interval
       excludes zero on that side; otherwise its verdict is ``"not-significant"``.
+    - The verdict is the aggregates'. A document that got worse beyond its tolerance is listed (``regressions``)
+      and fails the comparison only with ``document_regressions="fail"``; ``"off"`` does not list it either
+      (:data:`DOCUMENT_REGRESSION_POLICIES`). Page-level fact regressions follow the same policy.
 
     >>> doc = lambda i, cer: {"id": i, "dataset": "d", "engine": "e", "outcome": "passed", "metrics": {"cer": cer},
     ...     "counts": {"cer": {"errors": cer * 100, "reference_length": 100}}, "elapsed_s": 0.0}
     >>> old = {"documents": [doc("a", 0.01), doc("b", 0.02)]}
     >>> new = {"documents": [doc("a", 0.01), doc("b", 0.08)]}
     >>> comparison = compare_runs(old, new, ["cer:0.005"])
-    >>> [r.document for r in comparison.regressions], comparison.exit_failed
+    >>> [r.document for r in comparison.regressions], comparison.exit_failed  # the aggregate regressed too
     (['b'], True)
     >>> compare_runs(old, {"documents": [doc("a.png", 0.01)]}).error  # doctest: +ELLIPSIS
     "the baseline matched none of the 1 document(s) of this run, so nothing was compared: ..."
@@ -408,6 +481,8 @@ def compare_runs(
         significance = parse_significance(significance)
     if resamples < 0:
         raise ValueError(f"resamples must be zero or more, got {resamples!r}")
+    document_regressions = parse_document_regressions(document_regressions)
+    listed = document_regressions != "off"
     tols = resolve_tolerances(tolerances)
     level = 1.0 - significance if significance is not None else 0.95
     old_docs = scored_documents(baseline_run)
@@ -425,10 +500,12 @@ def compare_runs(
             continue
         dataset, engine, doc_id = key
         reg, imp = document_changes(dataset, engine, doc_id, old_doc["metrics"], new_doc["metrics"], tols)
-        regressions.extend(reg)
+        if listed:
+            regressions.extend(reg)
         improvements.extend(imp)
         worse, fixed = fact_changes(dataset, engine, doc_id, old_doc, document_facts(new_doc))
-        fact_regressions.extend(worse)
+        if listed:
+            fact_regressions.extend(worse)
         fact_fixes.extend(fixed)
         groups.setdefault((engine, dataset), []).append((old_doc, new_doc))
 
@@ -481,6 +558,7 @@ def compare_runs(
         fact_regressions=tuple(fact_regressions),
         fact_fixes=tuple(fact_fixes),
         unmatched_tolerances=_unmatched_tolerances(tols, aggregates, old_docs, new_docs) if groups else (),
+        document_policy=document_regressions,
     )
 
 

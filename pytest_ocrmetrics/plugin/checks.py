@@ -136,7 +136,7 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
         context.checks.append(check)
         if not check["passed"]:
             failures.append(failure_message(score, threshold, check["value"]))
-    if state.baseline is not None and state.tolerances:
+    if state.baseline is not None and state.tolerances and state.settings.document_regressions == "fail":
         regressions = state.baseline.check_document(score.document.dataset, score.engine, score.document.id,
                                                     score.metrics, state.tolerances)
         if not facts:  # --ocr-fact-items: the page's facts are judged by their own items
@@ -161,8 +161,10 @@ def _applicable_thresholds(state: PluginState, document: Any, limits: dict[str, 
 
 
 def _fact_regressions(state: PluginState, score: DocumentScore, only: str | None = None) -> list[str]:
-    """Facts of this document that passed in the baseline and fail now (with a tolerance on fact_pass_rate)."""
-    if state.baseline is None or not score.details.get("facts"):  # the usual case: nothing to import or check
+    """Facts of this document that passed in the baseline and fail now (with a tolerance on fact_pass_rate and
+    ``--ocr-document-regressions=fail``; under ``warn`` the session's comparison lists them)."""
+    if (state.baseline is None or not score.details.get("facts")  # the usual case: nothing to import or check
+            or state.settings.document_regressions != "fail"):
         return []
     from pytest_ocrmetrics.gating import tolerance_for
 

@@ -5,6 +5,7 @@ engine output cache at session start."""
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 import pytest
@@ -102,6 +103,7 @@ def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, 
     """Parse gates and tolerances and load the baseline at startup, so a typo, a bad file or a baseline made with
     other normalization settings (unless ``--ocr-baseline-allow-mismatch``) fails at once. A run with none of
     them imports nothing of the gating package."""
+    _check_baseline_update(settings)
     if not (settings.gates or settings.max_regressions or settings.significance is not None
             or settings.baseline is not None):
         return (), {}, None
@@ -121,17 +123,44 @@ def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, 
         except ValueError as exc:
             raise pytest.UsageError(f"--ocr-significance: {exc}") from None
     baseline = None
-    if settings.baseline is not None:
+    if settings.baseline is not None and settings.baseline_update and not settings.baseline.exists():
+        pass  # the first run: nothing to compare with; the session end creates the file
+    elif settings.baseline is not None:
         try:
             baseline = Baseline.load(settings.baseline)  # NaN or infinity inside is refused, naming the document
         except RunFileError as exc:
-            raise pytest.UsageError(f"--ocr-baseline: {exc}") from None
+            first_run = "" if settings.baseline.exists() else (
+                "; for the first run, pass --ocr-baseline-update to create it from this run")
+            raise pytest.UsageError(f"--ocr-baseline: {exc}{first_run}") from None
         current = _normalization(settings)
         mismatch = baseline.normalization_mismatch(current, name=f"--ocr-baseline {str(settings.baseline)!r}",
                                                    override="--ocr-baseline-allow-mismatch")
         if mismatch is not None and not settings.baseline_allow_mismatch:
             raise pytest.UsageError(mismatch)
     return gates, tolerances, baseline
+
+
+def _check_baseline_update(settings: OcrSettings) -> None:
+    """Refuse, at startup, what would make ``--ocr-baseline-update`` write a wrong baseline or none, and a report
+    path that would silently replace the baseline (``--ocr-json`` onto it without the update flag)."""
+    same_file = (settings.json_path is not None and settings.baseline is not None
+                 and os.path.abspath(settings.json_path) == os.path.abspath(settings.baseline))
+    if same_file and not settings.baseline_update:
+        raise pytest.UsageError(f"--ocr-json={settings.json_path} is the --ocr-baseline file: writing the run there "
+                                f"would replace the baseline it is compared with; pass --ocr-baseline-update to "
+                                f"replace it on purpose, or write the run file elsewhere")
+    if not settings.baseline_update:
+        return
+    if settings.baseline is None:
+        raise pytest.UsageError("--ocr-baseline-update needs --ocr-baseline=PATH: the file to compare with and then "
+                                "replace (created when it does not exist yet)")
+    if settings.shard is not None:
+        raise pytest.UsageError(f"--ocr-baseline-update with --ocr-shard={settings.shard} would replace the baseline "
+                                f"with one shard's documents; write each shard's run file (--ocr-json), merge them "
+                                f"with ocrmetrics merge and use the merged file as the baseline")
+    if settings.baseline.is_dir():
+        raise pytest.UsageError(f"--ocr-baseline={settings.baseline} is a folder; give the run file to compare with "
+                                f"and replace")
 
 
 def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:

@@ -102,10 +102,25 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
     for line, red in [*lines, *_run_notes(state, state.run)]:  # names: control characters shown as marks
         terminalreporter.write_line(show_controls(line), red=red, bold=red)
     written, problems = config.stash.get(_REPORTS, ({}, []))
-    for path in written.values():
-        terminalreporter.write_line(f"wrote {printable_id(str(path))}")  # a control character in a path: visible
+    for kind, path in written.items():  # a control character in a path: visible
+        if kind == "baseline":
+            terminalreporter.write_line(_baseline_written_line(state, path), bold=True)
+        else:
+            terminalreporter.write_line(f"wrote {printable_id(str(path))}")
     for problem in problems:  # a report that failed: loud, but the exit status stays the tests' own
         terminalreporter.write_line(problem, red=True, bold=True)
+
+
+def _baseline_written_line(state: PluginState, path: Path) -> str:
+    """``--ocr-baseline-update`` in one line: what was written where, and whether it replaced a baseline."""
+    run = state.run or {}
+    scored = sum(row.get("evaluated", row.get("documents", 0)) for row in run.get("summary") or ())
+    what = f"this run ({scored} evaluated document{'s' if scored != 1 else ''})"
+    if state.baseline is None:
+        return (f"created the baseline {printable_id(str(path))} with {what}: the first run, nothing was compared; "
+                f"later runs with --ocr-baseline compare with it")
+    return (f"updated the baseline {printable_id(str(path))}: {what} replaced the one compared above; later runs "
+            f"compare with it")
 
 
 def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]]:
@@ -179,19 +194,25 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
     try:
         verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,
                             significance=settings.significance, seed=settings.seed,
-                            checks_requested=bool(settings.command_line_thresholds() or state.results.has_checks))
+                            checks_requested=bool(settings.command_line_thresholds() or state.results.has_checks),
+                            document_regressions=settings.document_regressions)
         if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
             run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
     except Exception as exc:  # noqa: BLE001 - the reports are still written; the gates count as failed
         verdict = Verdict(notes=(f"ERROR: the gates and the baseline could not be checked: {_one_line(exc)}",),
                           error=True)
     state.verdict = verdict
+    baseline_path, refused = _baseline_update_path(settings, run)
     try:
         reports: tuple[dict[str, Path], list[str]] = (write_reports(
             run, verdict, json_path=settings.json_path, html=settings.html_path, csv=settings.csv_path,
-            markdown=settings.markdown_path), [])
+            markdown=settings.markdown_path, baseline=baseline_path), [])
     except ReportError as exc:  # the other reports were written; the summary names the ones that were not
         reports = (exc.written, exc.problems)
+    if refused is not None:
+        reports[1].append(refused)
+    if settings.baseline_update and "baseline" not in reports[0]:  # asked to replace the baseline, and it was not
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     session.config.stash[_REPORTS] = reports
     xml = _junit_xml(session.config)
     if xml is not None:
@@ -201,12 +222,25 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _baseline_update_path(settings: Any, run: dict[str, Any]) -> tuple[Path | None, str | None]:
+    """Where ``--ocr-baseline-update`` writes this run, or ``None`` and why not: an interrupted run or one that scored
+    no document would replace the baseline with one that compares nothing (the old file is kept)."""
+    if not settings.baseline_update or settings.baseline is None:
+        return None, None
+    kept = f"the baseline {printable_id(str(settings.baseline))} was not updated (the previous file is kept)"
+    if run.get("interrupted"):
+        return None, f"{kept}: the run was interrupted, so it holds only the documents that ran"
+    if not any(row.get("evaluated", row.get("documents")) for row in run.get("summary") or ()):
+        return None, f"{kept}: no document of this run was evaluated, so it would compare nothing"
+    return settings.baseline, None
+
+
 def _intervals_read(state: PluginState) -> bool:
     """Whether something reads the summary's bootstrap intervals: the run file and the HTML report hold them, a gate
     may judge one (``ci_high:cer<0.05``); the terminal, JUnit, CSV and Markdown do not show them, and bootstrapping
     (with numpy's import) is the costly part of a summary."""
     settings = state.settings
-    return bool(settings.json_path or settings.html_path
+    return bool(settings.json_path or settings.html_path or settings.baseline_update
                 or any(gate.statistic in ("ci_low", "ci_high") for gate in state.gates))
 
 

@@ -192,14 +192,15 @@ def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
         bits.append(f"{failed_gates} of {len(results)} gates failed" if failed_gates
                     else f"{len(results)} gate{'s' if len(results) != 1 else ''} passed")
     if comparison is not None:
-        n_agg, n_doc = len(comparison.aggregate_regressions), len(comparison.regressions)
-        counts = [f"{n} {what} regression{'s' if n != 1 else ''}" for n, what in ((n_agg, "aggregate"),
-                                                                                  (n_doc, "document")) if n]
+        n_agg, n_doc = len(comparison.aggregate_regressions), len(comparison.regressed_documents)
         if getattr(comparison, "matched_nothing", False):
             bits.append("the baseline matched no document of this run: nothing was compared")
         else:
-            bits.append(" and ".join(counts) + " against the baseline" if counts
-                        else "no regression against the baseline")
+            bits.append(f"{n_agg} aggregate regression{'s' if n_agg != 1 else ''} against the baseline" if n_agg
+                        else "no aggregate regression against the baseline")
+            if n_doc:
+                bits.append(f"{n_doc} document{'s' if n_doc != 1 else ''} worse beyond tolerance"
+                            + ("" if comparison.document_policy == "fail" else " (listed, not failed)"))
     from pytest_ocrmetrics.verdict import documents_ask_for_checks, unevaluated_rows
 
     empty = [f"{row['engine']} / {row['dataset']}" for row in unevaluated_rows(run)]

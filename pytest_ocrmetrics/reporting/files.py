@@ -66,16 +66,18 @@ class ReportError(Exception):
         self.written = dict(written)
 
 
-REPORT_TITLES = {"json": "JSON run file", "html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary"}
+REPORT_TITLES = {"json": "JSON run file", "html": "HTML report", "csv": "CSV report", "markdown": "Markdown summary",
+                 "baseline": "baseline (--ocr-baseline-update)"}
 
 
 def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path | None = None, html: Path | None = None,
                   csv: Path | None = None, markdown: Path | None = None,
-                  html_options: Mapping[str, Any] | None = None) -> dict[str, Path]:
+                  html_options: Mapping[str, Any] | None = None, baseline: Path | None = None) -> dict[str, Path]:
     """Write the requested report files (the JSON run file among them), for the plugin and ``ocrmetrics report``.
 
     ``html_options`` go to :func:`~pytest_ocrmetrics.reporting.html.render_html` (``image_root``, ``max_details``).
-    Returns the paths written, by kind (``json``, ``html``, ``csv``, ``markdown``).
+    ``baseline`` is the ``--ocr-baseline-update`` path: the run file written there too, as the next runs' baseline.
+    Returns the paths written, by kind (``json``, ``html``, ``csv``, ``markdown``, ``baseline``).
 
     Total by design: text that cannot be encoded (lone surrogates, non-characters) is replaced and counted first
     (:func:`~pytest_ocrmetrics.reporting.safe_text.sanitize_run`, the count goes into the run file as
@@ -109,7 +111,8 @@ def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path |
     written: dict[str, Path] = {}
     problems: list[str] = []
     for kind, path, writer in (("json", json_path, json_report), ("html", html, html_report),
-                               ("csv", csv, csv_report), ("markdown", markdown, markdown_report)):
+                               ("csv", csv, csv_report), ("markdown", markdown, markdown_report),
+                               ("baseline", baseline, json_report)):
         if path is None:
             continue
         try:

@@ -386,7 +386,9 @@ def _comparison_section(comparison: Comparison) -> str:
                 f'<th>Metric</th><th class="num">Baseline</th><th class="num">Now</th><th class="num">Delta</th>'
                 f'<th>Tolerance</th></tr></thead><tbody>{body}</tbody></table></div>{more}</details>')
 
-    parts.append(changes("document metric(s) regressed beyond tolerance", comparison.regressions, True))
+    parts.append(changes("document metric(s) regressed beyond tolerance" + (
+        "" if comparison.document_policy == "fail" else " (listed, not failed: the aggregates decide)"),
+        comparison.regressions, True))
     parts.append(changes("document metric(s) improved beyond tolerance (the baseline can be updated)",
                          comparison.improvements, False))
     for title, refs in (("new document(s), not in the baseline", comparison.new_documents),

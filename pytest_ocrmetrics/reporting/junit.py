@@ -16,7 +16,8 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
     """JUnit ``<testsuite>`` properties: ``ocr.<engine>.<dataset>.<metric>`` (micro) and ``...<metric>.mean``,
     document counts (``.documents``, ``.evaluated``), with page-level facts ``...facts.score`` (olmOCR-bench's
     headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, one ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline,
-    ``ocr.baseline.regressed``, ``.compared``, ``.new``, ``.missing``, ``.fact_regressions``/``.fact_fixes`` when
+    ``ocr.baseline.regressed``, ``.compared``, ``.new``, ``.missing``, ``.document_regressions`` (how many documents
+    got worse beyond tolerance; ``.policy``, and ``.documents`` naming the first 100), ``.fact_regressions``/``.fact_fixes`` when
     facts flipped, and, when there is one, ``.error`` (it matched no
     document) or ``.warning`` (other normalization settings, compared anyway); ``ocr.unevaluated.error`` (or
     ``.warning`` when no check was asked for) lists the engine × dataset pairs that evaluated no document."""
@@ -46,6 +47,14 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
         props += [("ocr.baseline.compared", str(comparison.compared)),
                   ("ocr.baseline.new", str(len(comparison.new_documents))),
                   ("ocr.baseline.missing", str(len(comparison.missing_documents)))]
+        if comparison.document_policy != "off":  # documents worse beyond tolerance: failed or only listed
+            documents = comparison.regressed_documents
+            props += [("ocr.baseline.document_regressions", str(len(documents))),
+                      ("ocr.baseline.document_regressions.policy", comparison.document_policy)]
+            if documents:
+                names = [f"{dataset}/{doc_id} ({engine})" for dataset, engine, doc_id in documents[:100]]
+                more = f" and {len(documents) - 100} more" if len(documents) > 100 else ""
+                props.append(("ocr.baseline.document_regressions.documents", "; ".join(names) + more))
         if comparison.fact_regressions or comparison.fact_fixes:
             props += [("ocr.baseline.fact_regressions", str(len(comparison.fact_regressions))),
                       ("ocr.baseline.fact_fixes", str(len(comparison.fact_fixes)))]

@@ -249,9 +249,11 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
                         ["l", "l", "l", "r", "r", "r", "r", "r"])
         lines.append("")
     if comparison.regressions:
-        docs = {(r.dataset, r.engine, r.document) for r in comparison.regressions}
-        lines.append(f"**{len(comparison.regressions)} document metric(s) regressed beyond tolerance** "
-                     f"on {len(docs)} document(s):")
+        docs = comparison.regressed_documents
+        effect = (" (`--ocr-document-regressions=fail`: their tests failed)" if comparison.document_policy == "fail"
+                  else " (listed, not failed: the aggregates decide; `--ocr-document-regressions=fail` fails them)")
+        lines.append(f"**{len(docs)} document(s) got worse than the baseline beyond tolerance** "
+                     f"({len(comparison.regressions)} document metric(s)){effect}:")
         lines.append("")
         lines += [f"- {md_escape(r.dataset)}/{md_escape(r.document)} ({md_escape(r.engine)}): {_title(r.metric)} "
                   f"{format_value(r.metric, r.old)} → {format_value(r.metric, r.new)} "
@@ -260,7 +262,9 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
             lines.append(f"- … and {len(comparison.regressions) - MAX_LISTED} more (see the HTML report)")
         lines.append("")
     if comparison.fact_regressions:
-        effect = "" if comparison.facts_gated else " (no tolerance on fact_pass_rate: shown, not failed)"
+        effect = ("" if comparison.facts_gated and comparison.document_policy == "fail"
+                  else " (listed, not failed)" if comparison.facts_gated
+                  else " (no tolerance on fact_pass_rate: shown, not failed)")
         lines.append(f"**{len(comparison.fact_regressions)} fact(s) passed in the baseline and fail now**{effect}:")
         lines.append("")
         lines += [f"- {_code(change.fact)} ({md_escape(change.type)}) on {md_escape(change.dataset)}/"

@@ -88,7 +88,9 @@ def test_partial_match_is_counted_everywhere(pytester: pytest.Pytester, dataset:
                                        "field_compare": "lowercase", "definitions": METRIC_DEFINITIONS,
                                        "word_match": {"distance": 1, "case_sensitive": False,
                                                       "ignore_punctuation": True}},
-                     "normalization_mismatch": False, "warning": None, "error": None}
+                     "normalization_mismatch": False, "warning": None, "error": None,
+                     "document_regressions": {"policy": "warn", "count": 0, "failed": False, "documents": [],
+                                              "fact_regressions": 0}}
 
 
 @pytest.mark.parametrize(("option", "now"), [

@@ -43,7 +43,7 @@ def test_baseline_regression_fails_exactly_the_regressed_document_and_the_sessio
     assert pytester.runpytest(*BASE, "--ocr-json=base.json").ret == 0
     (pytester.path / "preds" / "doc_002.txt").write_text("Hallo wrld", encoding="utf-8")  # injected regression
     result = pytester.runpytest(*BASE, "--ocr-baseline=base.json", "--ocr-max-regression=cer:0.01",
-                                "--junitxml=out.xml", *plugin_args)
+                                "--ocr-document-regressions=fail", "--junitxml=out.xml", *plugin_args)
     result.assert_outcomes(passed=2, failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
