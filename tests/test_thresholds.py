@@ -90,3 +90,12 @@ def test_format_limit_reads_back(metric: str, limit: float) -> None:
 def test_a_threshold_above_1_is_shown_as_a_percentage() -> None:
     assert str(Threshold("cer", 5.0, "test")) == "cer <= 500% (from the test)"
     assert str(Threshold("cer", 0.05, "test")) == "cer <= 0.05 (from the test)"
+
+
+def test_the_ocrmetrics_command_refuses_a_percent_typo_in_a_gate(capsys: pytest.CaptureFixture[str]) -> None:
+    """``ocrmetrics compare --gate`` reads gates with the plugin's rule: a usage error (2) before any file is read."""
+    from pytest_ocrmetrics.cli import main
+
+    assert main(["compare", "missing-old.json", "missing-new.json", "--gate", "cer<=5"]) == 2
+    assert ("argument --gate: gate 'cer<=5' reads as 500 %; write cer<=0.05 for 5 % (or cer<=500% if you mean it)"
+            in capsys.readouterr().err)
