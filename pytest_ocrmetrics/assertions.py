@@ -23,7 +23,7 @@ from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric
 from pytest_ocrmetrics.scoring import DocumentScore, ScoringOptions, score_document
-from pytest_ocrmetrics.thresholds import Threshold, resolve_threshold
+from pytest_ocrmetrics.thresholds import Threshold, format_limit, parse_limit, resolve_threshold
 
 __all__ = [
     "assert_metric",
@@ -135,7 +135,8 @@ def fact_failure_line(fact: Mapping[str, Any], score: DocumentScore | None = Non
 def failure_message(score: DocumentScore, threshold: Threshold, value: float) -> str:
     """``cer = 0.0821, must be <= 0.05 (from the test); document 'a.png' (dataset d), engine 'e'`` + an excerpt."""
     doc = score.document
-    head = (f"{threshold.metric} = {value:.4g}, must be {threshold.operator} {threshold.limit:g} "
+    head = (f"{threshold.metric} = {value:.4g}, must be {threshold.operator} "
+            f"{format_limit(threshold.metric, threshold.limit)} "
             f"(from the {threshold.source}); document {doc.id!r} (dataset {doc.dataset}), engine {score.engine!r}")
     spec = get_metric(threshold.metric)
     if spec.requires in ("text", "lines") and score.reference is not None:
@@ -164,20 +165,26 @@ def failure_message(score: DocumentScore, threshold: Threshold, value: float) ->
 def assert_metric(
     result: Any,
     metric: str,
-    threshold: float | None = None,
+    threshold: float | str | None = None,
     *,
     reference: str | None = None,
     document: Document | None = None,
 ) -> float:
     """Assert that ``metric`` of ``result`` meets ``threshold`` in the metric's direction; return the value.
 
+    ``threshold`` is a number or a percentage (``"5%"``), read as every limit is
+    (:func:`~pytest_ocrmetrics.thresholds.parse_limit`): a percent typed as a fraction (``5`` for a CER of 5 %)
+    raises :class:`~pytest_ocrmetrics.thresholds.LimitError` (a ``ValueError``) instead of passing everything.
+
     >>> assert_metric("INV0ICE #12345", "cer", 0.1, reference="INVOICE #12345")
     0.07142857142857142
     """
     __tracebackhide__ = True
     spec = get_metric(metric)
+    limit = None if threshold is None else parse_limit(
+        metric, threshold, lambda v: repr(v) if v.endswith("%") else v, where=f"the limit {threshold!r} on {metric}")
     score = _as_score(result, reference, document)
-    resolved = resolve_threshold(metric, score.document, threshold)
+    resolved = resolve_threshold(metric, score.document, limit)
     if resolved is None:
         raise TypeError(f"assert_metric({metric!r}) needs a threshold (none given and none in the ground truth)")
     if metric not in score.metrics:
@@ -192,25 +199,25 @@ def assert_metric(
     return value
 
 
-def assert_cer_below(result: Any, max_cer: float | None = None, **kwargs: Any) -> float:
-    """Assert the character error rate is at most ``max_cer`` (fraction: 0.05 is 5 %)."""
+def assert_cer_below(result: Any, max_cer: float | str | None = None, **kwargs: Any) -> float:
+    """Assert the character error rate is at most ``max_cer`` (a fraction, ``0.05``, or a percentage, ``"5%"``)."""
     __tracebackhide__ = True
     return assert_metric(result, "cer", max_cer, **kwargs)
 
 
-def assert_wer_below(result: Any, max_wer: float | None = None, **kwargs: Any) -> float:
+def assert_wer_below(result: Any, max_wer: float | str | None = None, **kwargs: Any) -> float:
     """Assert the word error rate is at most ``max_wer``."""
     __tracebackhide__ = True
     return assert_metric(result, "wer", max_wer, **kwargs)
 
 
-def assert_ned_below(result: Any, max_ned: float | None = None, **kwargs: Any) -> float:
+def assert_ned_below(result: Any, max_ned: float | str | None = None, **kwargs: Any) -> float:
     """Assert the normalized edit distance lev/max(len(ref), len(hyp)) is at most ``max_ned``."""
     __tracebackhide__ = True
     return assert_metric(result, "ned", max_ned, **kwargs)
 
 
-def assert_field_f1(result: Any, min_f1: float | None = None, **kwargs: Any) -> float:
+def assert_field_f1(result: Any, min_f1: float | str | None = None, **kwargs: Any) -> float:
     """Assert the key-field F1 is at least ``min_f1``."""
     __tracebackhide__ = True
     return assert_metric(result, "field_f1", min_f1, **kwargs)
@@ -245,7 +252,7 @@ def assert_json_valid(result: Any, schema: Mapping[str, Any] | None = None, **kw
 
 
 def _make_helper(metric: str, suffix: str) -> Callable[..., float]:
-    def helper(result: Any, limit: float | None = None, **kwargs: Any) -> float:
+    def helper(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
         __tracebackhide__ = True
         return assert_metric(result, metric, limit, **kwargs)
 

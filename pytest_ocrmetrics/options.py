@@ -159,12 +159,13 @@ def _number(text: str, what: str, kind: type = float) -> Any:
 
 
 def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
-    """Parse ``["cer:0.05", "wer:0.1"]`` into ``{"cer": 0.05, "wer": 0.1}``; a bad item is a usage error.
+    """Parse ``["cer:0.05", "wer:5%"]`` into ``{"cer": 0.05, "wer": 0.05}``; a bad item is a usage error.
 
-    Values are checked like gate values (:func:`~pytest_ocrmetrics.thresholds.limit_problem`): ``field_f1:90`` is
-    refused with the fraction to write instead.
+    Values are read by :func:`~pytest_ocrmetrics.thresholds.parse_limit`, as gate values are: ``N%`` is a
+    percentage, and a plain number above 1 on a fraction metric is refused with the fraction to write
+    (``--ocr-max=cer:5 reads as 500 %; write cer:0.05 for 5 % (or cer:500% if you mean it)``).
     """
-    from pytest_ocrmetrics.thresholds import limit_problem
+    from pytest_ocrmetrics.thresholds import LimitError, parse_limit
 
     result: dict[str, float] = {}
     for item in items:
@@ -176,13 +177,13 @@ def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
             raise pytest.UsageError(f"{option} {item!r}: expected METRIC:VALUE, e.g. {option}=cer:0.05")
         if name not in METRICS:
             raise pytest.UsageError(f"{option} {item!r}: {unknown_metric_message(name)}")
-        limit = _number(value.strip(), f"{option} {item!r}: the value")
         spelled = option.split()[0]  # "ocr_min (ini)" -> "ocr_min"
-        problem = limit_problem(name, limit, lambda v: f"{spelled}={name}:{v}" if spelled.startswith("-")
-                                else f"'{name}:{v}' in {spelled}")
-        if problem:
-            raise pytest.UsageError(f"{option} {item!r}: {problem}")
-        result[name] = limit
+        # what was typed, as it reads on the command line or in the ini file
+        typed = f"{spelled}={item}" if spelled.startswith("-") else f"{spelled} = {item}"
+        try:
+            result[name] = parse_limit(name, value, lambda v: f"{name}:{v}", where=f"{option} {item!r}", typed=typed)
+        except LimitError as exc:
+            raise pytest.UsageError(str(exc)) from None
     return result
 
 

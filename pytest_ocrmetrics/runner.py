@@ -170,17 +170,17 @@ class OcrRunner:
     # -- datasets --------------------------------------------------------------------------------------------------
     def dataset(self, path: Path, name: str | None = None) -> Dataset:
         """The dataset at ``path``, loaded once. A document whose own thresholds are not sensible limits
-        (``"field_f1": 90``) gets an error naming its ground-truth entry: its test errors, the others run. A dataset
-        with no document at all (an empty ground-truth file, every entry skipped) is a :class:`DatasetError`.
-        Documents that are PDF pages are rendered at ``--ocr-pdf-longest-side`` pixels."""
+        (``"field_f1": 90``, ``"cer": 5``) comes from the loader with an error naming its ground-truth entry: its
+        test errors, the others run. A dataset with no document at all (an empty ground-truth file, every entry
+        skipped) is a :class:`DatasetError`. Documents that are PDF pages are rendered at ``--ocr-pdf-longest-side``
+        pixels."""
         key = (path.resolve(), name)
         if key not in self._datasets:
             dataset = load_dataset(path, name=name, limit=self.settings.limit)
             if not dataset.documents:  # a test of it could only pass having scored nothing
                 raise DatasetError(_empty_dataset_message(path, dataset))
             longest_side = self.settings.pdf_longest_side
-            documents = tuple(_check_document_thresholds(_render_at(document, longest_side))
-                              for document in dataset.documents)
+            documents = tuple(_render_at(document, longest_side) for document in dataset.documents)
             if any(new is not old for new, old in zip(documents, dataset.documents)):
                 dataset = replace(dataset, documents=documents)
             self._datasets[key] = dataset
@@ -337,17 +337,3 @@ def _render_at(document: Document, longest_side: int) -> Document:
     if document.page is None or document.render_longest_side == longest_side:
         return document
     return replace(document, render_longest_side=longest_side)
-
-
-def _check_document_thresholds(document: Document) -> Document:
-    """``document``, or a copy carrying an error when one of its own thresholds is not a sensible limit."""
-    from pytest_ocrmetrics.thresholds import limit_problem
-
-    if document.error:
-        return document
-    for metric, limit in document.thresholds.items():
-        problem = limit_problem(metric, limit, lambda value: f'"{metric}": {value}')
-        if problem:
-            where = document.source or f"document {document.id!r}"
-            return replace(document, error=f"{where}: thresholds: {problem}")
-    return document

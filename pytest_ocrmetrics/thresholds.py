@@ -6,6 +6,9 @@ Precedence, highest first: the document's own ``thresholds`` in the ground truth
 pass (``fact_pass_rate >= 1``, :data:`FACTS_SOURCE`), as each fact is a test of olmOCR-bench; any level above
 relaxes it (``--ocr-min=fact_pass_rate:0`` checks no fact). The direction comes from the metric registry: a lower-is-better metric
 passes when ``value <= limit``, a higher-is-better one when ``value >= limit``.
+
+Wherever a limit is written it is read by :func:`parse_limit`: a fraction (``0.05``) or an explicit percentage
+(``"5%"``); a plain number above 1 on a fraction metric (``cer:5``) is a percent typo and is refused.
 """
 
 from __future__ import annotations
@@ -17,38 +20,94 @@ from typing import Any, Callable, Mapping
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric, in_registry_order, unknown_metric_message
 
-__all__ = ["Threshold", "resolve_threshold", "applicable_thresholds", "limit_problem", "FACTS_SOURCE"]
+__all__ = ["Threshold", "resolve_threshold", "applicable_thresholds", "parse_limit", "format_limit", "LimitError",
+           "FACTS_SOURCE"]
 
 #: where the implicit "every fact passes" threshold of a document with facts comes from (in messages and checks)
 FACTS_SOURCE = "page's facts, each of which must pass"
 
 
-def limit_problem(metric: str, value: float, written: Callable[[str], str]) -> str | None:
-    """What is wrong with ``value`` as a limit on ``metric`` (one clause), or ``None`` when it is a sensible limit.
+class LimitError(ValueError):
+    """A written limit that is not a sensible one; the message is one sentence naming what was written and the fix."""
 
-    The same rule as suite gates: a limit must be a finite number, never negative, and a higher-is-better fraction
-    (``field_f1``, ``exact_match``) lies between 0 and 1: ``field_f1:90`` is a percentage typed where a fraction
-    belongs, and would fail every document. ``written`` spells a corrected limit the way the caller's user typed it
-    (``lambda v: f"--ocr-min=field_f1:{v}"``), so the message shows the fix.
 
-    >>> limit_problem("field_f1", 90, lambda v: f"--ocr-min=field_f1:{v}")
-    'field_f1 is a fraction between 0 and 1; write --ocr-min=field_f1:0.9 for 90 %'
-    >>> limit_problem("cer", 0.05, str) is None
-    True
+def parse_limit(metric: str, written: object, spell: Callable[[str], str], *, where: str,
+                typed: str | None = None) -> float:
+    """The limit on ``metric`` that ``written`` means: a number (``0.05``, or the text ``"0.05"`` of a command line)
+    or a percentage (``"5%"``, which is ``0.05``). Every place a limit is written reads it here, so one rule holds
+    for ``--ocr-max``/``--ocr-min`` and their ini keys, gates, the ``ocr_thresholds`` marker, per-document thresholds
+    and the assertion helpers.
+
+    A limit must be a finite number, never negative. On a metric whose unit is a fraction (the registry's
+    ``unit == "fraction"``) a plain number above 1 is a percentage typed where a fraction belongs: ``cer:5`` would
+    let a CER of 456 % pass, ``field_f1:90`` would fail every document. Both are refused with the fraction to write;
+    a lower-is-better rate can truly exceed 1 (insertions), so ``cer:500%`` says so explicitly. A higher-is-better
+    fraction is at most 100 % (``field_f1:150%`` is refused). Metrics of unit ``ratio`` or ``count`` (``token_ratio``)
+    take any non-negative number.
+
+    ``spell`` writes a limit the way the caller's user writes one (``lambda v: f"cer:{v}"``); ``where`` prefixes
+    every problem (``"--ocr-max 'cer:x'"``) and ``typed`` (default ``where``) is the subject of the percent-typo
+    sentence: what the user typed, as they typed it. A problem raises :class:`LimitError` with one sentence.
+
+    >>> parse_limit("cer", "5%", str, where="x"), parse_limit("field_f1", 0.9, str, where="x")
+    (0.05, 0.9)
+    >>> parse_limit("cer", "500%", str, where="x"), parse_limit("token_ratio", "3", str, where="x")
+    (5.0, 3.0)
+    >>> parse_limit("cer", "5", lambda v: f"cer:{v}", where="--ocr-max 'cer:5'", typed="--ocr-max=cer:5")
+    Traceback (most recent call last):
+    ...
+    pytest_ocrmetrics.thresholds.LimitError: --ocr-max=cer:5 reads as 500 %; write cer:0.05 for 5 % (or cer:500% if you mean it)
+    >>> parse_limit("field_f1", 90, lambda v: f"field_f1:{v}", where="--ocr-min 'field_f1:90'")
+    Traceback (most recent call last):
+    ...
+    pytest_ocrmetrics.thresholds.LimitError: --ocr-min 'field_f1:90': field_f1 is a fraction between 0 and 1; write field_f1:0.9 for 90 %
     """
     spec = METRICS.get(metric)
     if spec is None:
-        return unknown_metric_message(metric)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return f"the limit on {metric} must be a finite number, got {value!r}"
-    if spec.unit == "fraction" and not spec.lower_is_better and not 0.0 <= value <= 1.0:
-        if value > 1.0:
-            return f"{metric} is a fraction between 0 and 1; write {written(f'{value / 100:g}')} for {value:g} %"
-        return f"{metric} is a fraction between 0 and 1, got {value:g}"
+        raise LimitError(f"{where}: {unknown_metric_message(metric)}")
+    percent = False
+    if isinstance(written, str):
+        text = written.strip()
+        percent = text.endswith("%")
+        try:
+            number = float(text[:-1].strip() if percent else text)
+        except ValueError:
+            raise LimitError(f"{where}: the limit on {metric} must be a number such as 0.05 or a percentage such as "
+                             f"5%, got {written!r}") from None
+    elif isinstance(written, (int, float)) and not isinstance(written, bool):
+        number = float(written)
+    else:
+        raise LimitError(f"{where}: the limit on {metric} must be a finite number, got {written!r}")
+    if not math.isfinite(number):
+        raise LimitError(f"{where}: the limit on {metric} must be a finite number, got {written!r}")
+    value = number / 100 if percent else number
+    shown = f"{number:g}%" if percent else f"{number:g}"
     if value < 0:
         effect = "fails every document" if spec.lower_is_better else "passes every document"
-        return f"{metric} is never negative, so a limit of {value:g} {effect}"
-    return None
+        raise LimitError(f"{where}: {metric} is never negative, so a limit of {shown} {effect}")
+    if spec.unit == "fraction" and value > 1:
+        if percent and not spec.lower_is_better:
+            raise LimitError(f"{where}: {metric} is at most 100 %, so a limit of {shown} fails every document")
+        if not percent:
+            fraction = f"{number / 100:g}"
+            if spec.lower_is_better:
+                raise LimitError(f"{typed or where} reads as {number * 100:g} %; write {spell(fraction)} for "
+                                 f"{number:g} % (or {spell(f'{number * 100:g}%')} if you mean it)")
+            raise LimitError(f"{where}: {metric} is a fraction between 0 and 1; write {spell(fraction)} for {number:g} %")
+    return value
+
+
+def format_limit(metric: str, limit: float) -> str:
+    """``limit`` written so that :func:`parse_limit` reads it back: a fraction above 1 (a CER limit of 5, given as
+    ``cer:500%``) as a percentage, every other limit as a plain number.
+
+    >>> format_limit("cer", 0.05), format_limit("cer", 5.0), format_limit("token_ratio", 5.0)
+    ('0.05', '500%', '5')
+    """
+    spec = METRICS.get(metric)
+    if spec is not None and spec.unit == "fraction" and limit > 1:
+        return f"{limit * 100:g}%"
+    return f"{limit:g}"
 
 
 @dataclass(frozen=True)
@@ -72,7 +131,7 @@ class Threshold:
                 "source": self.source, "passed": self.passes(value)}
 
     def __str__(self) -> str:
-        return f"{self.metric} {self.operator} {self.limit:g} (from the {self.source})"
+        return f"{self.metric} {self.operator} {format_limit(self.metric, self.limit)} (from the {self.source})"
 
 
 def resolve_threshold(

@@ -65,3 +65,22 @@ def test_task_failure_lists_each_task_and_its_outcome() -> None:
     lines = str(failure.value).splitlines()
     assert lines[0].startswith("task_success = 0.5, must be >= 1")
     assert lines[1:] == ["- task 1 (qa): answer_incorrect (quality 0)", "- task 2 (classification): succeeded (quality 1)"]
+
+
+def test_helper_limits_take_percentages_and_refuse_a_percent_typo() -> None:
+    """Issue 19 item 2: ``assert_cer_below(score, 5)`` let a CER of 7 % pass (a limit of 500 %); it is refused, and
+    ``"5%"`` is read as 0.05 by the same rule as every other limit."""
+    from pytest_ocrmetrics.assertions import assert_metric
+    from pytest_ocrmetrics.thresholds import LimitError
+
+    hypothesis, reference = "INV0ICE #12345", "INVOICE #12345"  # CER 1/14 = 0.0714
+    assert assert_cer_below(hypothesis, "8%", reference=reference) == pytest.approx(1 / 14)
+    with pytest.raises(AssertionError, match=r"cer = 0.07143, must be <= 0.05 \(from the test\)"):
+        assert_cer_below(hypothesis, "5%", reference=reference)
+    with pytest.raises(LimitError) as refused:
+        assert_cer_below(hypothesis, 5, reference=reference)
+    assert str(refused.value) == "the limit 5 on cer reads as 500 %; write 0.05 for 5 % (or '500%' if you mean it)"
+    with pytest.raises(AssertionError, match=r"must be <= 500% \(from the test\)"):
+        assert_metric("x" * 80, "cer", "500%", reference="y")  # CER 80: a limit above 1 said on purpose, and shown so
+    with pytest.raises(LimitError, match="field_f1 is a fraction between 0 and 1; write 0.9 for 90 %"):
+        assert_field_f1("x", 90, reference="x")

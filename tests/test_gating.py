@@ -44,6 +44,10 @@ def test_module_doctests() -> None:
         ("cer<=0.03 [engine=tesseract]", Gate("cer", "<=", 0.03, engine="tesseract")),
         ("cer<=0.03[dataset=receipts, engine=trocr*]", Gate("cer", "<=", 0.03, engine="trocr*", dataset="receipts")),
         ("micro:cer<=1e-2", Gate("cer", "<=", 0.01)),
+        ("cer<=3%", Gate("cer", "<=", 0.03)),
+        ("cer <= 500%", Gate("cer", "<=", 5.0)),
+        ("mean:field_f1>=90%", Gate("field_f1", ">=", 0.9, "mean")),
+        ("token_ratio<=1.5", Gate("token_ratio", "<=", 1.5)),  # a ratio, not a fraction: above 1 is no typo
     ],
 )
 def test_parse_gate(expr: str, expected: Gate) -> None:
@@ -51,7 +55,7 @@ def test_parse_gate(expr: str, expected: Gate) -> None:
 
 
 @pytest.mark.parametrize("expr", ["cer<=0.03", "p95:cer<=0.2 [engine=tesseract]",
-                                  "mean:field_f1>=0.9 [engine=a/b, dataset=rec*]"])
+                                  "mean:field_f1>=0.9 [engine=a/b, dataset=rec*]", "cer<=500%"])
 def test_gate_expression_round_trips(expr: str) -> None:
     gate = parse_gate(expr)
     assert parse_gate(gate.expression) == gate
@@ -66,8 +70,12 @@ def test_gate_expression_round_trips(expr: str) -> None:
         ("cer==0.03", "unknown operator '=='"),
         ("cer 0.03", "missing operator; valid operators"),
         ("cer<=", "missing threshold value"),
-        ("cer<=abc", "the threshold 'abc' is not a number"),
-        ("cer<=3%", "write 'cer<=0.03' instead of '3%'"),
+        ("cer<=abc", "the limit on cer must be a number such as 0.05 or a percentage such as 5%, got 'abc'"),
+        ("cer<=5", "gate 'cer<=5' reads as 500 %; write cer<=0.05 for 5 % (or cer<=500% if you mean it)"),
+        ("p95:wer<=12 [engine=x]", "gate 'p95:wer<=12 [engine=x]' reads as 1200 %; write p95:wer<=0.12 for 12 % "
+                                   "(or p95:wer<=1200% if you mean it)"),
+        ("field_f1>=150%", "field_f1 is at most 100 %, so a limit of 150% fails every document"),
+        ("cer<=-1%", "cer is never negative, so a limit of -1% fails every document"),
         ("avg:cer<=0.03", "unknown statistic 'avg'; valid statistics: micro, mean, median, p90, p95"),
         ("ci_hi:cer<=0.03", "unknown statistic 'ci_hi' (did you mean 'ci_high'?); valid statistics: micro, mean"),
         ("cer>=0.03", "cer is lower-is-better, so the gate must be an upper bound such as 'cer<=0.03'"),
@@ -88,9 +96,13 @@ def test_parse_gate_rejects_typos_with_one_sentence(expr: str, fragment: str) ->
     assert "\n" not in message
 
 
-def test_lower_is_better_gate_may_exceed_one() -> None:
-    # CER can exceed 1 (a hallucinating model), so only higher-is-better fractions are range-checked.
-    assert parse_gate("cer<=1.5").threshold == 1.5
+def test_lower_is_better_gate_may_exceed_one_when_written_as_a_percentage() -> None:
+    # CER can exceed 1 (a hallucinating model): cer<=1.5 is refused as a percent typo, cer<=150% says it is meant
+    with pytest.raises(ValueError, match="reads as 150 %"):
+        parse_gate("cer<=1.5")
+    gate = parse_gate("cer<=150%")
+    assert gate.threshold == 1.5 and gate.expression == "cer<=150%"
+    assert [r.passed for r in evaluate_gates([gate], [_row("e", "d", cer={"micro": 1.2, "n": 1})])] == [True]
 
 
 def _row(engine: str, dataset: str, **stats: dict[str, float]) -> dict:

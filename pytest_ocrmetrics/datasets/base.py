@@ -290,7 +290,11 @@ def _type_name(value: Any) -> str:
 
 
 def _check_thresholds(value: Any, where: str) -> dict[str, float]:
+    """The entry's ``thresholds``, each a number or a percentage string (``{"cer": "5%"}``), read by
+    :func:`~pytest_ocrmetrics.thresholds.parse_limit` as every other limit is: ``{"cer": 5}`` (a percent typo) or
+    ``{"field_f1": 90}`` raises :class:`DatasetError`, which errors this entry's document only."""
     from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
+    from pytest_ocrmetrics.thresholds import LimitError, parse_limit
 
     if not isinstance(value, Mapping):
         raise DatasetError(f"{where}: 'thresholds' must be an object like {{\"cer\": 0.1}}, got {_type_name(value)}.")
@@ -298,10 +302,24 @@ def _check_thresholds(value: Any, where: str) -> dict[str, float]:
     for metric, limit in value.items():
         if metric not in METRICS:
             raise DatasetError(f"{where}: {unknown_metric_message(metric, kind='threshold metric')}.")
-        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not math.isfinite(limit):
+        if isinstance(limit, str) and not limit.strip().endswith("%"):  # JSON has numbers: "0.1" is a mistake
+            raise DatasetError(f"{where}: threshold {metric!r} must be a number such as 0.1 or a percentage such as "
+                               f"\"10%\", got {json.dumps(limit)}.")
+        if not isinstance(limit, str) and (isinstance(limit, bool) or not isinstance(limit, (int, float))
+                                           or not math.isfinite(limit)):
             raise DatasetError(f"{where}: threshold {metric!r} must be a finite number, got {json.dumps(limit)}.")
-        thresholds[str(metric)] = float(limit)
+        written = f"{json.dumps(metric)}: {json.dumps(limit)}"
+        try:
+            thresholds[str(metric)] = parse_limit(metric, limit, lambda v: f"{json.dumps(metric)}: {_json_limit(v)}",
+                                                  where=f"{where}: thresholds", typed=f"{where}: thresholds: {written}")
+        except LimitError as exc:
+            raise DatasetError(f"{exc}.") from None
     return thresholds
+
+
+def _json_limit(written: str) -> str:
+    """A limit as JSON: ``0.05``, or the string ``"5%"``."""
+    return json.dumps(written) if written.endswith("%") else written
 
 
 def _check_schema(value: Any, where: str) -> dict[str, Any]:

@@ -7,13 +7,13 @@ the metric registry, so a gate that would fail when quality improves (``cer>=0.0
 from __future__ import annotations
 
 import fnmatch
-import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Mapping
 
 from pytest_ocrmetrics.gating._numbers import EPS, fmt_number
 from pytest_ocrmetrics.metrics.registry import METRICS, MetricSpec, unknown_metric_message
+from pytest_ocrmetrics.thresholds import format_limit, parse_limit
 
 __all__ = ["STATISTICS", "OPERATORS", "Gate", "GateResult", "parse_gate", "evaluate_gates"]
 
@@ -48,7 +48,8 @@ class Gate:
         prefix = "" if self.statistic == "micro" else f"{self.statistic}:"
         scope = ", ".join(f"{key}={value}" for key, value in (("engine", self.engine), ("dataset", self.dataset))
                           if value is not None)
-        return f"{prefix}{self.metric}{self.operator}{self.threshold:g}" + (f" [{scope}]" if scope else "")
+        limit = format_limit(self.metric, self.threshold)
+        return f"{prefix}{self.metric}{self.operator}{limit}" + (f" [{scope}]" if scope else "")
 
     def __str__(self) -> str:
         return self.expression
@@ -86,7 +87,9 @@ def parse_gate(expr: str) -> Gate:
     ``STATISTIC`` is one of :data:`STATISTICS` (default ``micro``, the corpus value); ``OP`` one of ``<= < >= >``;
     the optional bracket restricts the gate to engines / datasets matching ``fnmatch`` patterns. The operator must
     point the metric's good way (``cer<=``, ``field_f1>=``): a gate that would fail when quality *improves* is a
-    typo and is refused, as are values outside 0..1 for higher-is-better fractions (``field_f1>=90``).
+    typo and is refused. ``VALUE`` is read as every limit is (:func:`~pytest_ocrmetrics.thresholds.parse_limit`): a
+    fraction or an explicit percentage (``cer<=3%`` is ``cer<=0.03``); a plain number above 1 on a fraction metric
+    is a percent typo and is refused (``cer<=5``, ``field_f1>=90``).
     Every mistake raises a one-sentence ``ValueError`` naming the expression and the valid choices.
 
     >>> parse_gate("p95:cer<=0.2 [engine=tesseract]")
@@ -118,15 +121,6 @@ def parse_gate(expr: str) -> Gate:
                          f"valid operators: {', '.join(OPERATORS)}")
     if not value:
         raise ValueError(f"{where}: missing threshold value after {op!r}, e.g. '{metric}{op}0.05'")
-    if value.endswith("%"):
-        raise ValueError(f"{where}: gates take fractions, not percentages; write "
-                         f"'{metric}{op}{_percent_to_fraction(value)}' instead of {value!r}")
-    try:
-        threshold = float(value)
-    except ValueError:
-        raise ValueError(f"{where}: the threshold {value!r} is not a number") from None
-    if not math.isfinite(threshold):
-        raise ValueError(f"{where}: the threshold must be a finite number")
     upper = op in ("<=", "<")
     if spec.lower_is_better and not upper:
         raise ValueError(f"{where}: {metric} is lower-is-better, so the gate must be an upper bound "
@@ -134,9 +128,8 @@ def parse_gate(expr: str) -> Gate:
     if not spec.lower_is_better and upper:
         raise ValueError(f"{where}: {metric} is higher-is-better, so the gate must be a lower bound "
                          f"such as '{metric}>={value}'")
-    if spec.unit == "fraction" and not spec.lower_is_better and not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"{where}: {metric} is a fraction between 0 and 1; "
-                         f"write {metric}{op}{threshold / 100:g} for {threshold:g} %")
+    prefix = f"{match['stat']}:" if match["stat"] else ""
+    threshold = parse_limit(metric, value, lambda v: f"{prefix}{metric}{op}{v}", where=where)
     engine = dataset = None
     if scope is not None:
         for part in (p.strip() for p in scope.split(",")):
@@ -151,13 +144,6 @@ def parse_gate(expr: str) -> Gate:
             else:
                 dataset = pattern
     return Gate(metric, op, threshold, stat, engine, dataset)
-
-
-def _percent_to_fraction(value: str) -> str:
-    try:
-        return f"{float(value[:-1]) / 100:g}"
-    except ValueError:
-        return "0.03"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
 from pytest_ocrmetrics.runner import EngineCreationError, OcrCase, printable_id
 from pytest_ocrmetrics.scoring import DocumentScore, with_metrics
-from pytest_ocrmetrics.thresholds import applicable_thresholds, limit_problem
+from pytest_ocrmetrics.thresholds import applicable_thresholds, parse_limit
 
 
 class OcrTruncatedWarning(UserWarning):
@@ -91,22 +91,23 @@ def _names_ground_truth(message: str, source: str) -> bool:
 
 
 def _marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, float]:
-    """The ``ocr_thresholds`` limits on ``node`` (the closest marker wins); a metric name that is not registered or
-    a value that is not a sensible limit (``field_f1=90``) raises ``ValueError`` with one sentence."""
+    """The ``ocr_thresholds`` limits on ``node`` (the closest marker wins), each a number or a percentage
+    (``cer="5%"``); a metric name that is not registered or a value that is not a sensible limit (``field_f1=90``,
+    ``cer=5``: :func:`~pytest_ocrmetrics.thresholds.parse_limit`) raises ``ValueError`` with one sentence."""
     limits: dict[str, float] = {}
     for marker in reversed(list(node.iter_markers("ocr_thresholds"))):
         for name, value in marker.kwargs.items():
             if name not in METRICS:
                 raise ValueError(f"{where}: ocr_thresholds({name}=...): {unknown_metric_message(name)}")
-            try:
-                limit = value if isinstance(value, bool) else float(value)
-            except (TypeError, ValueError):
-                limit = value
-            problem = limit_problem(name, limit, lambda v: f"ocr_thresholds({name}={v})")
-            if problem:
-                raise ValueError(f"{where}: ocr_thresholds({name}={value!r}): {problem}")
-            limits[name] = float(limit)
+            written = f"ocr_thresholds({name}={value!r})"
+            limits[name] = parse_limit(name, value, lambda v: f"ocr_thresholds({name}={_python_limit(v)})",
+                                       where=f"{where}: {written}")
     return limits
+
+
+def _python_limit(written: str) -> str:
+    """A limit as Python source: ``0.05``, or the string ``"5%"``."""
+    return f'"{written}"' if written.endswith("%") else written
 
 
 def _test_limits(item: pytest.Item) -> dict[str, float]:

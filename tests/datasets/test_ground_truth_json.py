@@ -101,7 +101,14 @@ def test_json_syntax_error_names_file_line_and_column(tmp_path: Path) -> None:
     ({"full_text": 3}, "'full_text' must be a string, got a number"),
     ({"full_text": ["a"]}, "'full_text' must be a string, got a list"),
     ({"full_text": "x", "fields": ["a"]}, "'fields' must be an object"),
-    ({"full_text": "x", "thresholds": {"cer": "0.1"}}, "threshold 'cer' must be a finite number, got \"0.1\""),
+    ({"full_text": "x", "thresholds": {"cer": "0.1"}},
+     "threshold 'cer' must be a number such as 0.1 or a percentage such as \"10%\", got \"0.1\""),
+    ({"full_text": "x", "thresholds": {"cer": 5}},
+     "entry 'a.png': thresholds: \"cer\": 5 reads as 500 %; write \"cer\": 0.05 for 5 % "
+     "(or \"cer\": \"500%\" if you mean it)."),
+    ({"full_text": "x", "thresholds": {"field_f1": "150%"}},
+     "entry 'a.png': thresholds: field_f1 is at most 100 %, so a limit of 150% fails every document."),
+    ({"full_text": "x", "thresholds": {"cer": "x%"}}, "the limit on cer must be a number such as 0.05 or a percentage"),
     ({"full_text": "x", "thresholds": {"cer": True}}, "threshold 'cer' must be a finite number"),
     ({"full_text": "x", "thresholds": [0.1]}, "'thresholds' must be an object"),
     ({"full_text": "x", "thresholds": {"cers": 0.1}}, "unknown threshold metric 'cers' (did you mean 'cer'?)"),
@@ -118,6 +125,16 @@ def test_malformed_entry_names_file_and_entry(tmp_path: Path, entry: object, exp
     assert expected in message
     assert "ground_truth.json, entry 'a.png'" in message
     assert dataset.documents[1].reference_text == "B"
+
+
+def test_percent_thresholds_read_as_fractions(tmp_path: Path) -> None:
+    """``"5%"`` is 0.05; ``"500%"`` is a CER limit of 5 said on purpose (CER can exceed 1)."""
+    dataset = load_dataset(make(tmp_path, {"a.png": {"full_text": "x", "thresholds": {"cer": "5%", "field_f1": "90%"}},
+                                           "b.png": {"full_text": "y", "thresholds": {"cer": "500%"}}},
+                                images=("a.png", "b.png")))
+    a, b = dataset.documents
+    assert a.error is None and a.thresholds == {"cer": pytest.approx(0.05), "field_f1": pytest.approx(0.9)}
+    assert b.error is None and b.thresholds == {"cer": 5.0}
 
 
 def test_unknown_metric_error_lists_valid_metrics(tmp_path: Path) -> None:

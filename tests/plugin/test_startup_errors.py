@@ -213,12 +213,12 @@ def test_a_threshold_free_run_says_so(pytester: pytest.Pytester, plugin_args: li
 
 @pytest.mark.parametrize(("args", "ini", "expected"), [
     (["--ocr-min=field_f1:90"], "", "--ocr-min 'field_f1:90': field_f1 is a fraction between 0 and 1; "
-                                    "write --ocr-min=field_f1:0.9 for 90 %"),
-    (["--ocr-min=exact_match:1.5"], "", "exact_match is a fraction between 0 and 1; write --ocr-min=exact_match:0.015"),
+                                    "write field_f1:0.9 for 90 %"),
+    (["--ocr-min=exact_match:1.5"], "", "exact_match is a fraction between 0 and 1; write exact_match:0.015"),
     (["--ocr-max=cer:-0.1"], "", "--ocr-max 'cer:-0.1': cer is never negative, so a limit of -0.1 fails every document"),
     (["--ocr-max=cer:nan"], "", "the limit on cer must be a finite number"),
     ([], "ocr_min = field_f1:95\n", "ocr_min (ini) 'field_f1:95': field_f1 is a fraction between 0 and 1; "
-                                    "write 'field_f1:0.95' in ocr_min for 95 %"),
+                                    "write field_f1:0.95 for 95 %"),
 ], ids=["cli-percent", "cli-fraction-above-1", "cli-negative", "cli-nan", "ini-percent"])
 def test_threshold_values_are_checked_like_gates(pytester: pytest.Pytester, dataset: Path, args: list[str], ini: str,
                                                  expected: str) -> None:
