@@ -97,18 +97,20 @@ def format_rate(rate: float) -> str:
     return f"{rate:.{digits}f} pages/s"
 
 
-def progress_line(done: int, total: int, live_pages: int, elapsed_s: float, engines: tuple[str, ...] = ()) -> str:
-    """The line printed while the run goes on.
+def _not_live(cached: int, replayed: int) -> list[str]:
+    return [f"{count} {what}" for count, what in ((cached, "cached"), (replayed, "replayed")) if count > 0]
+
+
+def progress_line(done: int, total: int, live_pages: int, elapsed_s: float, engines: tuple[str, ...] = (), *,
+                  cached: int = 0, replayed: int = 0) -> str:
+    """The line printed while the run goes on (``engines``: those recognising pages live).
 
     >>> progress_line(120, 320, 120, 44.4, ("tesseract",))
     '[ocr] 120/320 pages · 2.7 pages/s · ETA 1m14s (tesseract)'
-    >>> progress_line(12, 320, 0, 3.0)
+    >>> progress_line(12, 320, 0, 3.0, cached=12)
     '[ocr] 12/320 pages · 12 cached'
     """
-    parts = [f"[ocr] {done}/{total} pages"]
-    cached = done - live_pages
-    if cached > 0:
-        parts.append(f"{cached} cached")
+    parts = [f"[ocr] {done}/{total} pages", *_not_live(cached, replayed)]
     rate = pages_per_second(live_pages, elapsed_s)
     if rate is not None:
         parts.append(format_rate(rate))
@@ -119,17 +121,15 @@ def progress_line(done: int, total: int, live_pages: int, elapsed_s: float, engi
     return f"{line} ({', '.join(engines)})" if engines else line
 
 
-def final_line(done: int, total: int, live_pages: int, elapsed_s: float) -> str:
+def final_line(done: int, total: int, live_pages: int, elapsed_s: float, *, cached: int = 0, replayed: int = 0) -> str:
     """The closing line after the tests.
 
     >>> final_line(320, 320, 320, 118.0)
     '[ocr] 320/320 pages in 1m58s · 2.7 pages/s'
-    >>> final_line(320, 320, 20, 10.0)
+    >>> final_line(320, 320, 20, 10.0, cached=300)
     '[ocr] 320/320 pages in 10s · 300 cached · 2.0 pages/s'
     """
-    parts = [f"[ocr] {done}/{total} pages in {format_duration(elapsed_s)}"]
-    if done - live_pages > 0:
-        parts.append(f"{done - live_pages} cached")
+    parts = [f"[ocr] {done}/{total} pages in {format_duration(elapsed_s)}", *_not_live(cached, replayed)]
     rate = pages_per_second(live_pages, elapsed_s)
     if rate is not None:
         parts.append(format_rate(rate))
@@ -162,6 +162,8 @@ class ProgressTracker:
     clock: Callable[[], float] = time.monotonic
     started: float | None = None
     live: int = 0
+    cached: int = 0  # pages whose output came from the output cache
+    replayed: int = 0  # pages read from outputs made elsewhere (replay)
     engines: dict[str, None] = field(default_factory=dict)  # engines with live pages, in order of appearance
     _seen: set[tuple[str, str, str]] = field(default_factory=set)
     _last_line: float | None = None
@@ -180,8 +182,10 @@ class ProgressTracker:
     def elapsed(self) -> float:
         return 0.0 if self.started is None else max(self.clock() - self.started, 0.0)
 
-    def add(self, page: tuple[str, str, str], *, live: bool, engine: str) -> bool:
-        """Count a finished page (engine label, dataset, document id) once; whether it was new."""
+    def add(self, page: tuple[str, str, str], *, live: bool, engine: str, cached: bool = False,
+            replayed: bool = False) -> bool:
+        """Count a finished page (engine label, dataset, document id) once; whether it was new. A page that is none
+        of live, cached or replayed got no output (its engine failed): it is done, and counts for no rate."""
         if page in self._seen:
             return False
         self.start()  # a report without a test start (xdist replays none of them out of order, but be safe)
@@ -191,6 +195,8 @@ class ProgressTracker:
         if live:
             self.live += 1
             self.engines.setdefault(engine, None)
+        self.cached += cached
+        self.replayed += replayed
         return True
 
     def due(self) -> bool:
@@ -202,13 +208,14 @@ class ProgressTracker:
     def line(self) -> str:
         """The progress line now (and the next one is due ``interval_s`` from now)."""
         self._last_line = self.clock()
-        return progress_line(self.done, self.total, self.live, self.elapsed(), tuple(self.engines))
+        return progress_line(self.done, self.total, self.live, self.elapsed(), tuple(self.engines), cached=self.cached,
+                             replayed=self.replayed)
 
     def final(self) -> str:
         """The closing line: the time from the first test's start to the last page (not the workers' shutdown)."""
         end = self.clock() if self._last_page is None else self._last_page
         elapsed = 0.0 if self.started is None else max(end - self.started, 0.0)
-        return final_line(self.done, self.total, self.live, elapsed)
+        return final_line(self.done, self.total, self.live, elapsed, cached=self.cached, replayed=self.replayed)
 
 
 def _page_of(record: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -306,11 +313,14 @@ class OcrProgressHooks:
         """``on``: always; ``auto``: once a page was recognised live."""
         return self.mode == "on" or self.tracker.live > 0
 
-    def _is_live(self, record: Mapping[str, Any]) -> bool:
-        if "hypothesis" not in record or record.get("cached"):  # no output (an error), or the cache's
-            return False
+    def _kind(self, record: Mapping[str, Any]) -> str:
+        """``live``, ``cached``, ``replayed``, or ``none`` (no output: the engine failed or the test errored)."""
+        if "hypothesis" not in record:
+            return "none"
+        if record.get("cached"):
+            return "cached"
         label = str(record.get("engine"))
-        return self.engine_names.get(label, label.split(":")[0]) not in REPLAYING_ENGINES
+        return "replayed" if self.engine_names.get(label, label.split(":")[0]) in REPLAYING_ENGINES else "live"
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """``auto`` prints only on a terminal or with ``-v`` (known now: the terminal reporter exists)."""
@@ -334,7 +344,9 @@ class OcrProgressHooks:
             self.tracker.total = max(self.tracker.total, total)
         record = getattr(report, "ocr_record", None)
         if isinstance(record, dict):
-            self.tracker.add(_page_of(record), live=self._is_live(record), engine=str(record.get("engine")))
+            kind = self._kind(record)
+            self.tracker.add(_page_of(record), live=kind == "live", engine=str(record.get("engine")),
+                             cached=kind == "cached", replayed=kind == "replayed")
 
     def pytest_runtest_logfinish(self) -> None:
         """A test's results are written (its teardown's too): the place for a line between them."""
