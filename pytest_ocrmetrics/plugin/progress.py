@@ -10,13 +10,13 @@ prints (each worker tells it, on its first report, how many pages it collected);
 
 What is counted:
 
-- a *page* is one document through one engine (a test function and the ``--ocr-fact-items`` of one page count it
-  once); the total is the number of pages collected, after deselection and ``--ocr-shard``;
+- a *page* is one document through one engine (two test functions over one dataset, or the ``--ocr-fact-items`` of
+  one page, count it once); the total is the number of pages collected, after deselection and ``--ocr-shard``;
 - a page is *live* when an engine recognised it in this run: its output is not from the output cache and its engine
   does not read outputs made elsewhere (``replay``);
 - the rate is live pages over the time since the first test started;
-- the ETA assumes the remaining pages are cached in the same proportion as the finished ones and that a cached page
-  costs nothing: remaining live pages (remaining × live share) / rate, which is elapsed × remaining / done.
+- the ETA assumes the remaining pages come from the cache (or replay) in the same share as the finished ones and that
+  such a page costs nothing: remaining live pages (remaining × live share) / rate, which is elapsed × remaining / done.
 
 The arithmetic and the wording are pure functions of numbers (tested with a fake clock, no sleeping); the
 :class:`ProgressTracker` counts pages against an injectable clock; :class:`OcrProgressHooks` is the pytest glue.
@@ -188,7 +188,7 @@ class ProgressTracker:
         of live, cached or replayed got no output (its engine failed): it is done, and counts for no rate."""
         if page in self._seen:
             return False
-        self.start()  # a report without a test start (xdist replays none of them out of order, but be safe)
+        self.start()  # a page reported before any test start was seen: its time counts from here
         self._seen.add(page)
         self._last_page = self.clock()
         self.total = max(self.total, self.done)  # never "5/3 pages", even if a worker's total was missed
