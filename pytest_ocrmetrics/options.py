@@ -26,6 +26,7 @@ FIELD_COMPARE_MODES = ("lowercase", "exact", "normalized", "fuzzy")
 JUNIT_PROPERTY_MODES = ("default", "all")
 DOCUMENT_REGRESSION_MODES = ("warn", "fail", "off")  # gating.DOCUMENT_REGRESSION_POLICIES, without its import
 COLUMN_STATISTICS = ("micro", "mean", "median", "p90", "p95", "min", "max")
+PROGRESS_MODES = ("auto", "on", "off")
 
 # (option, ini name, ini type, kwargs for addoption). The ini name is the "dest"; list options append.
 _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
@@ -125,6 +126,10 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-shard", "ocr_shard", "string", dict(metavar="K/N",
         help="Run only shard K of N of every dataset's documents (a stable split by dataset and document id), e.g. "
              "1/4 on the first of four CI machines; merge the run files with ocrmetrics merge.")),
+    ("--ocr-progress", "ocr_progress", "string", dict(metavar="MODE",
+        help="Progress lines (pages done/total, pages per second, ETA) every 10 s while pages are recognised: auto "
+             "(default: on a terminal or with -v, once a page is recognised live, not from the cache or replay), on "
+             "(always, also in CI logs) or off.")),
 )
 
 
@@ -300,6 +305,7 @@ class OcrSettings:
     fact_items: bool = False
     repeats: int = 1
     pdf_longest_side: int = 1288
+    progress: str = "auto"  # --ocr-progress: auto, on or off
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> "OcrSettings":
@@ -392,6 +398,7 @@ class OcrSettings:
             repeats=1 if repeats in (None, "") else _at_least(str(repeats), "--ocr-repeats", 1, 100),
             pdf_longest_side=(1288 if longest_side in (None, "")
                               else _at_least(str(longest_side), "--ocr-pdf-longest-side", 16, 20000)),
+            progress=_choice(config, "ocr_progress", "--ocr-progress", PROGRESS_MODES, "auto"),
         )
 
     def command_line_thresholds(self) -> dict[str, float]:

@@ -14,7 +14,8 @@ The plugin's own work is split by job, one module each:
 - ``records``: a test's OCR record and JUnit properties on its report, and what an xdist worker sends;
 - ``fixtures``: ``ocr_document``, ``ocr_engine``, ``ocr_output``, ``ocr_score``;
 - ``scheduling``: ``--ocr-shard``, xdist, recognising ahead of the tests, freezing long-lived objects out of the gc;
-- ``session``: the end of the run: results from reports, gates and baseline, reports, the terminal summary.
+- ``session``: the end of the run: results from reports, gates and baseline, reports, the terminal summary;
+- ``progress``: ``--ocr-progress`` lines (pages done / total, pages per second, ETA) while pages are recognised.
 
 pytest and pluggy find hooks and fixtures among this module's attributes: the fixtures are imported here.
 """
@@ -33,6 +34,7 @@ from pytest_ocrmetrics.plugin.configure import JUNIT_DEFAULT_METRICS, _output_ca
 from pytest_ocrmetrics.plugin.fixtures import _ocr_case, ocr_document, ocr_engine, ocr_output, ocr_score
 from pytest_ocrmetrics.plugin.items import (OcrDatasetCollector, OcrDocumentItem, OcrFactItem, OcrFactItemsWarning,
                                             add_dataset_items, generate_tests, ignored_by_collection)
+from pytest_ocrmetrics.plugin.progress import register_progress
 from pytest_ocrmetrics.plugin.records import add_record, clean_serialized
 from pytest_ocrmetrics.plugin.scheduling import GC_FREEZE_EVERY, after_collection, prefetch_ahead
 from pytest_ocrmetrics.plugin.session import finish_session, write_terminal_summary
@@ -70,6 +72,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # not tryfirst, yet before the built-in plugins' configure hooks (they were registered first): the cleanup it
     # registers then runs after theirs
     configure_run(config)
+    state = config.stash[STATE]
+    register_progress(config, state.settings.progress, {choice.label: choice.name for choice in state.runner.engines})
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
