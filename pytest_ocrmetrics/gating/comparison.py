@@ -72,11 +72,12 @@ class _Change(_Delta):
     new: float
     allowed: float
     tolerance: Tolerance
+    baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
 
     @property
     def where(self) -> str:
         doc = f"document {self.document!r} " if self.document is not None else ""
-        return f"{doc}({self.engine} / {self.dataset})"
+        return f"{doc}({_engines_text(self.engine, self.baseline_engine)} / {self.dataset})"
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ class AggregateDelta(_Delta):
     allowed: float | None
     tolerance: Tolerance | None
     verdict: Verdict
+    baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
 
     @property
     def interval_text(self) -> str:
@@ -142,7 +144,8 @@ class AggregateDelta(_Delta):
         }[self.verdict]
         allowed = f"; allowed {self.tolerance}" if self.tolerance is not None else ""
         tail = "; the baseline can be updated" if self.verdict == "improvement" else ""
-        return (f"{self.metric} {head} for {self.engine} / {self.dataset}: {fmt_number(self.old)} -> {fmt_number(self.new)}, "
+        return (f"{self.metric} {head} for {_engines_text(self.engine, self.baseline_engine)} / {self.dataset}: "
+                f"{fmt_number(self.old)} -> {fmt_number(self.new)}, "
                 f"delta {fmt_delta(self.delta)}, {self.interval_text}, n={self.n} paired documents{allowed}{tail}")
 
 
@@ -154,9 +157,15 @@ class DocumentRef:
     engine: str
     id: str
     reason: str
+    baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
 
     def __str__(self) -> str:
-        return f"{self.dataset}/{self.id} ({self.engine}): {self.reason}"
+        return f"{self.dataset}/{self.id} ({_engines_text(self.engine, self.baseline_engine)}): {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; ``baseline_engine`` only when engines were paired."""
+        return _paired({"dataset": self.dataset, "engine": self.engine, "id": self.id, "reason": self.reason},
+                       self.baseline_engine)
 
 
 @dataclass(frozen=True)
@@ -298,8 +307,9 @@ class Comparison:
         """A JSON-ready view (used by ``ocrmetrics compare --json``)."""
 
         def change(c: _Change) -> dict[str, Any]:
-            return {"metric": c.metric, "engine": c.engine, "dataset": c.dataset, "document": c.document,
-                    "old": c.old, "new": c.new, "delta": c.delta, "allowed": c.allowed, "tolerance": str(c.tolerance)}
+            return _paired({"metric": c.metric, "engine": c.engine, "dataset": c.dataset, "document": c.document,
+                            "old": c.old, "new": c.new, "delta": c.delta, "allowed": c.allowed,
+                            "tolerance": str(c.tolerance)}, c.baseline_engine)
 
         return {
             "exit_failed": self.exit_failed,
@@ -310,17 +320,18 @@ class Comparison:
             "resamples": self.resamples,
             "tolerances": [str(t) for t in self.tolerances.values()],
             "aggregates": [
-                {"engine": a.engine, "dataset": a.dataset, "metric": a.metric, "old": a.old, "new": a.new,
-                 "delta": a.delta, "n": a.n, "interval": list(a.interval) if a.interval else None, "level": a.level,
-                 "allowed": a.allowed, "tolerance": str(a.tolerance) if a.tolerance else None, "verdict": a.verdict}
+                _paired({"engine": a.engine, "dataset": a.dataset, "metric": a.metric, "old": a.old, "new": a.new,
+                         "delta": a.delta, "n": a.n, "interval": list(a.interval) if a.interval else None,
+                         "level": a.level, "allowed": a.allowed, "tolerance": str(a.tolerance) if a.tolerance else None,
+                         "verdict": a.verdict}, a.baseline_engine)
                 for a in self.aggregates
             ],
             "regressions": [change(r) for r in self.regressions],
             "improvements": [change(i) for i in self.improvements],
             "fact_regressions": [change.to_dict() for change in self.fact_regressions],
             "fact_fixes": [change.to_dict() for change in self.fact_fixes],
-            "new_documents": [ref.__dict__ for ref in self.new_documents],
-            "missing_documents": [ref.__dict__ for ref in self.missing_documents],
+            "new_documents": [ref.to_dict() for ref in self.new_documents],
+            "missing_documents": [ref.to_dict() for ref in self.missing_documents],
         }
 
 
@@ -361,6 +372,16 @@ class Comparison:
         }
 
 
+def _engines_text(engine: str, baseline_engine: str | None) -> str:
+    """``tesseract -> rapidocr`` for paired engines (baseline's first), the engine alone otherwise."""
+    return engine if baseline_engine is None or baseline_engine == engine else f"{baseline_engine} -> {engine}"
+
+
+def _paired(entry: dict[str, Any], baseline_engine: str | None) -> dict[str, Any]:
+    """``entry`` with ``baseline_engine`` added when engines were paired: unpaired output keeps its keys."""
+    return entry if baseline_engine is None else {**entry, "baseline_engine": baseline_engine}
+
+
 def _label(source: str | None) -> str:
     return "the baseline" if source is None else f"baseline {source!r}"
 
@@ -388,10 +409,10 @@ def _first(items: Sequence[Any], limit: int, text: Callable[[Any], str]) -> list
 
 def document_changes(
     dataset: str, engine: str, doc_id: str | None, old_metrics: Mapping[str, float],
-    new_metrics: Mapping[str, float], tolerances: Mapping[str, Tolerance],
+    new_metrics: Mapping[str, float], tolerances: Mapping[str, Tolerance], *, baseline_engine: str | None = None,
 ) -> tuple[list[Regression], list[Improvement]]:
     """One document's metrics beyond tolerance, worse and better; metrics without a tolerance or a finite value
-    on both sides are skipped."""
+    on both sides are skipped. ``baseline_engine`` names the baseline's engine when engines were paired."""
     regressions: list[Regression] = []
     improvements: list[Improvement] = []
     for metric in METRICS:  # registry order, so messages are stable
@@ -406,9 +427,11 @@ def document_changes(
         allowed = tolerance.allowed(old)
         worse = regression(metric, new, old)
         if worse > allowed + EPS:
-            regressions.append(Regression(metric, engine, dataset, doc_id, old, new, allowed, tolerance))
+            regressions.append(Regression(metric, engine, dataset, doc_id, old, new, allowed, tolerance,
+                                          baseline_engine))
         elif -worse > allowed + EPS:
-            improvements.append(Improvement(metric, engine, dataset, doc_id, old, new, allowed, tolerance))
+            improvements.append(Improvement(metric, engine, dataset, doc_id, old, new, allowed, tolerance,
+                                            baseline_engine))
     return regressions, improvements
 
 
@@ -445,6 +468,7 @@ def compare_runs(
     resamples: int = 1000,
     baseline_source: str | None = None,
     document_regressions: str = "warn",
+    engine_map: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
 ) -> Comparison:
     """Compare a run with a baseline run, per document and per engine x dataset x metric aggregate.
 
@@ -466,6 +490,12 @@ def compare_runs(
     - The verdict is the aggregates'. A document that got worse beyond its tolerance is listed (``regressions``)
       and fails the comparison only with ``document_regressions="fail"``; ``"off"`` does not list it either
       (:data:`DOCUMENT_REGRESSION_POLICIES`). Page-level fact regressions follow the same policy.
+    - ``engine_map`` pairs differently named engines: ``{"tesseract": "rapidocr"}`` (or ``(old, new)`` pairs, so one
+      baseline engine may face several) compares the baseline's ``tesseract`` documents with this run's
+      ``rapidocr`` documents of the same dataset and id, with the same deltas, intervals and verdicts. Each side is
+      restricted to its mapped engines, so ``baseline_run`` and ``current_run`` may be one run (two engines of it
+      compared). Results carry this run's engine as ``engine`` and the baseline's as ``baseline_engine``; messages
+      name both (``tesseract -> rapidocr``). An engine of this run paired twice is a ``ValueError``.
 
     >>> doc = lambda i, cer: {"id": i, "dataset": "d", "engine": "e", "outcome": "passed", "metrics": {"cer": cer},
     ...     "counts": {"cer": {"errors": cer * 100, "reference_length": 100}}, "elapsed_s": 0.0}
@@ -485,6 +515,9 @@ def compare_runs(
     listed = document_regressions != "off"
     tols = resolve_tolerances(tolerances)
     level = 1.0 - significance if significance is not None else 0.95
+    baseline_of = _baseline_engines(engine_map)  # this run's engine -> the baseline's, when engines are paired
+    if baseline_of:
+        baseline_run, current_run = _pair_engines(baseline_run, current_run, baseline_of)
     old_docs = scored_documents(baseline_run)
     new_docs = scored_documents(current_run)
     all_current = {doc_key(d): d for d in current_run.get("documents", ())}
@@ -499,11 +532,13 @@ def compare_runs(
         if old_doc is None:
             continue
         dataset, engine, doc_id = key
-        reg, imp = document_changes(dataset, engine, doc_id, old_doc["metrics"], new_doc["metrics"], tols)
+        reg, imp = document_changes(dataset, engine, doc_id, old_doc["metrics"], new_doc["metrics"], tols,
+                                    baseline_engine=baseline_of.get(engine))
         if listed:
             regressions.extend(reg)
         improvements.extend(imp)
-        worse, fixed = fact_changes(dataset, engine, doc_id, old_doc, document_facts(new_doc))
+        worse, fixed = fact_changes(dataset, _engines_text(engine, baseline_of.get(engine)), doc_id, old_doc,
+                                    document_facts(new_doc))
         if listed:
             fact_regressions.extend(worse)
         fact_fixes.extend(fixed)
@@ -511,7 +546,8 @@ def compare_runs(
 
     baseline_all = {doc_key(d) for d in baseline_run.get("documents", ())}
     new_refs = tuple(
-        DocumentRef(*key, "not in the baseline" if key not in baseline_all else "not scored in the baseline")
+        DocumentRef(*key, "not in the baseline" if key not in baseline_all else "not scored in the baseline",
+                    baseline_of.get(key[1]))
         for key in new_docs if key not in old_docs
     )
     missing_refs: list[DocumentRef] = []
@@ -520,7 +556,7 @@ def compare_runs(
             continue
         doc = all_current.get(key)
         reason = "not in this run" if doc is None else f"not scored in this run (outcome {doc.get('outcome')})"
-        missing_refs.append(DocumentRef(*key, reason))
+        missing_refs.append(DocumentRef(*key, reason, baseline_of.get(key[1])))
 
     aggregates: list[AggregateDelta] = []
     for (engine, dataset), docs in sorted(groups.items()):
@@ -536,7 +572,7 @@ def compare_runs(
             allowed = tolerance.allowed(old) if tolerance is not None else None
             aggregates.append(AggregateDelta(
                 engine, dataset, s.metric, old, new, s.n, interval, level, allowed, tolerance,
-                _verdict(s.metric, old, new, allowed, interval, significance),
+                _verdict(s.metric, old, new, allowed, interval, significance), baseline_of.get(engine),
             ))
     return Comparison(
         regressions=tuple(regressions),
@@ -552,7 +588,8 @@ def compare_runs(
         compared=sum(len(docs) for docs in groups.values()),
         baseline_source=baseline_source,
         baseline_normalization=baseline_run.get("normalization"),
-        error=None if groups else _no_match_message(_label(baseline_source), baseline_run, current_run),
+        error=None if groups else _no_match_message(_label(baseline_source), *_labelled(baseline_run, current_run,
+                                                                                         baseline_of)),
         warning=_normalization_warning(_label(baseline_source), baseline_run.get("normalization"),
                                        current_run.get("normalization")),
         fact_regressions=tuple(fact_regressions),
@@ -560,6 +597,46 @@ def compare_runs(
         unmatched_tolerances=_unmatched_tolerances(tols, aggregates, old_docs, new_docs) if groups else (),
         document_policy=document_regressions,
     )
+
+
+def _baseline_engines(engine_map: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> dict[str, str]:
+    """``engine_map`` (baseline engine -> this run's engine, as a mapping or pairs) turned round: this run's engine
+    -> the baseline's. One engine of this run faces one baseline engine, or its documents would be matched twice."""
+    pairs = list(engine_map.items() if isinstance(engine_map, Mapping) else engine_map or ())
+    baseline_of: dict[str, str] = {}
+    for old, new in pairs:
+        if baseline_of.get(new, old) != old:
+            raise ValueError(f"engine_map pairs this run's engine {new!r} with two baseline engines, "
+                             f"{baseline_of[new]!r} and {old!r}; pair each of this run's engines once")
+        baseline_of[new] = old
+    return baseline_of
+
+
+def _pair_engines(baseline_run: Mapping[str, Any], current_run: Mapping[str, Any],
+                  baseline_of: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both runs with only the paired engines' documents, the baseline's renamed to the engine of this run they face
+    (a baseline engine facing two of this run's engines gives each a copy), so documents pair by (dataset, engine, id)."""
+    facing: dict[str, list[str]] = {}
+    for new, old in baseline_of.items():
+        facing.setdefault(old, []).append(new)
+    old_docs = [{**doc, "engine": new} for doc in baseline_run.get("documents", ())
+                for new in facing.get(str(doc.get("engine")), ())]
+    new_docs = [doc for doc in current_run.get("documents", ()) if str(doc.get("engine")) in baseline_of]
+    return {**baseline_run, "documents": old_docs}, {**current_run, "documents": new_docs}
+
+
+def _labelled(baseline_run: Mapping[str, Any], current_run: Mapping[str, Any],
+              baseline_of: Mapping[str, str]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """Paired runs with each document's engine written ``old -> new``, so a message about them names both."""
+    if not baseline_of:
+        return baseline_run, current_run
+
+    def label(run: Mapping[str, Any]) -> dict[str, Any]:
+        return {**run, "documents": [{**doc, "engine": _engines_text(str(doc["engine"]),
+                                                                     baseline_of.get(str(doc["engine"])))}
+                                     for doc in run.get("documents", ())]}
+
+    return label(baseline_run), label(current_run)
 
 
 def _unmatched_tolerances(tolerances: Mapping[str, Tolerance], aggregates: Sequence[AggregateDelta],

@@ -16,11 +16,11 @@ import regex
 
 from pytest_ocrmetrics.diff import display_width, visible
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
-from pytest_ocrmetrics.reporting.common import format_value
+from pytest_ocrmetrics.reporting.common import format_delta, format_value
 from pytest_ocrmetrics.reporting.safe_text import clean_text
 from pytest_ocrmetrics.scoring import DEFAULT_TEXT_METRICS
 
-__all__ = ["render_summary", "render_table"]
+__all__ = ["render_summary", "render_table", "paired_engine_lines"]
 
 
 def _pad(text: str, width: int, right: bool) -> str:
@@ -58,6 +58,7 @@ _METRIC_COLUMNS = (
     ("CER", "cer", "micro"), ("CER mean", "cer", "mean"), ("CER p95", "cer", "p95"), ("WER", "wer", "micro"),
     ("field F1", "field_f1", "micro"), ("JSON valid", "json_valid", "micro"), ("facts", "fact_pass_rate", "micro"),
 )
+_TITLES = {name: title for title, name, statistic in _METRIC_COLUMNS if statistic == "micro"}
 # metrics every run computes when the document has what they need (text, fields, a schema, facts): shown by default
 # only as the columns above; every other metric in a summary was asked for (--ocr-metric) and gets a column of its own
 _COMPUTED_WITHOUT_ASKING = frozenset({*DEFAULT_TEXT_METRICS, "field_f1", "field_precision", "field_recall",
@@ -100,7 +101,8 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
     """The summary lines of a run (the JSON run file's dict): per engine × dataset outcome counts (``evaluated``:
     passed + failed) and headline metrics, or the ``columns`` chosen as ``(metric, statistic)`` pairs
     (``--ocr-columns``); ``mode="full"`` adds the rows per document tag (``summary_by_tag``), the worst documents and
-    the most frequent confusions."""
+    the most frequent confusions, and, in a run with two or more engines on one dataset, each other engine's paired
+    deltas against the first (:func:`paired_engine_lines`)."""
     rows = run["summary"]
     metrics = _metric_columns(rows, columns)
     lines = _summary_table(rows, metrics) if rows else ["no document was scored in this run"]
@@ -126,6 +128,7 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
                      f"marked mean; normalization {normalization.get('name')}, unit {normalization.get('unit')}")
     if mode == "full":
         lines += _by_tag(run.get("summary_by_tag") or (), metrics)
+        lines += paired_engine_lines(run, [name for _, name, _ in metrics])
         lines += _worst_documents(run["documents"])
         lines += _top_confusions(run["documents"])
     return lines
@@ -157,6 +160,63 @@ def _by_tag(rows: Sequence[Mapping[str, Any]], metrics: Sequence[tuple[str, str,
         return []
     return ["", "per document tag (a document with several tags counts in each):",
             *_summary_table(rows, metrics, ["tag"])]
+
+
+def paired_engine_lines(run: Mapping[str, Any], metrics: Sequence[str]) -> list[str]:
+    """Per dataset scored by two or more engines, each other engine against the first (the summary table's order):
+    the micro delta of each of ``metrics`` over the documents both engines scored (same id), with its paired bootstrap
+    interval (the run's ``--ocr-seed`` and ``--ocr-bootstrap``). It is ``ocrmetrics compare RUN.json RUN.json
+    --engine FIRST=OTHER``, so the numbers are the same; a run with one engine per dataset imports nothing for it.
+    """
+    engines: dict[str, list[str]] = {}
+    for row in run["summary"]:
+        engines.setdefault(row["dataset"], [])
+        if row["engine"] not in engines[row["dataset"]]:
+            engines[row["dataset"]].append(row["engine"])
+    engines = {dataset: names for dataset, names in engines.items() if len(names) > 1}
+    metrics = list(dict.fromkeys(name for name in metrics if name in METRICS))
+    if not engines or not metrics:
+        return []
+    from pytest_ocrmetrics.gating import SCORED_OUTCOMES, compare_runs
+
+    documents: dict[str, list[dict[str, Any]]] = {dataset: [] for dataset in engines}
+    for doc in run["documents"]:  # read once; only what the comparison reads of the shown metrics is kept
+        if doc["dataset"] in documents and doc.get("outcome") in SCORED_OUTCOMES:
+            values, counts = doc.get("metrics") or {}, doc.get("counts") or {}
+            documents[doc["dataset"]].append({
+                "id": doc["id"], "dataset": doc["dataset"], "engine": doc["engine"], "outcome": doc["outcome"],
+                "metrics": {name: values[name] for name in metrics if name in values},
+                "counts": {name: counts[name] for name in metrics if name in counts}})
+    bootstrap = run.get("bootstrap") or {}
+    seed, resamples = int(bootstrap.get("seed", 0)), int(bootstrap.get("resamples", 1000))
+    rows = []
+    for dataset, (first, *others) in engines.items():
+        docs = {"documents": documents[dataset]}
+        comparison = compare_runs(docs, docs, seed=seed, resamples=resamples,
+                                  engine_map=[(first, other) for other in others])
+        ids = {engine: {d["id"] for d in documents[dataset] if d["engine"] == engine and d["metrics"]}
+               for engine in (first, *others)}
+        for other in others:
+            deltas = {a.metric: a for a in comparison.aggregates if a.engine == other}
+            rows.append([dataset, f"{first} -> {other}", str(len(ids[first] & ids[other])),
+                         *(_paired_delta(deltas.get(name)) for name in metrics)])
+    interval = "; in brackets the 95% paired bootstrap interval" if resamples else "; no intervals: --ocr-bootstrap=0"
+    return ["", f"paired deltas against the first engine of each dataset (other minus first, micro over the "
+                f"documents both scored{interval}):",
+            *render_table(["dataset", "engines", "paired", *(f"{_TITLES.get(name, METRICS[name].title)} delta"
+                                                              for name in metrics)],
+                          rows, right_from=2)]
+
+
+def _paired_delta(delta: Any) -> str:
+    """``+1.23 pp [+0.40, +2.10]``: an aggregate delta of a comparison with its interval, in the table's units."""
+    if delta is None:
+        return "-"
+    text = format_delta(delta.metric, delta.delta)
+    if delta.interval is None:
+        return text
+    low, high = (format_delta(delta.metric, bound).removesuffix(" pp") for bound in delta.interval)
+    return f"{text} [{low}, {high}]"
 
 
 def _worst_documents(documents: list[Mapping[str, Any]], n: int = 5) -> list[str]:
