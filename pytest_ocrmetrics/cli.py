@@ -572,7 +572,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     run = _load(args.run, "") if args.run else None
     try:
         server = make_server(args.host, args.port, run=run, run_label=Path(args.run).name if args.run else None,
-                             image_root=args.image_root, run_folder=Path(args.run).resolve().parent if args.run else None)
+                             image_root=args.image_root,
+                             run_folder=Path(args.run).resolve().parent if args.run else None)
     except OSError as exc:
         raise UsageError(f"cannot listen on {args.host} port {args.port} ({exc.strerror or exc}); pick another "
                          f"with --port (0 takes any free one) or check --host") from None

@@ -713,7 +713,7 @@ _LEGEND = ('<div class="legend"><span class="sw w-exact">exact</span> normal tex
 
 def _detail(
     rank: int, doc: Mapping[str, Any], metrics: list[str], comparison: Comparison | None, changes: ChangeClasses,
-    image_root: ImageFinder, thumbnail_pixels: int, with_image: bool, word_options: Mapping[str, Any],
+    finder: ImageFinder, thumbnail_pixels: int, with_image: bool, word_options: Mapping[str, Any],
     images: dict[Path, tuple[str | None, str | None, str | None]],
 ) -> str:
     key = doc_key(doc)
@@ -731,7 +731,7 @@ def _detail(
     if not with_image:
         side.append('<div class="missing-image">image left out to keep the report small</div>')
     elif image:
-        path = _resolve_image(doc, image_root)
+        path = _resolve_image(doc, finder)
         if path not in images:  # each page image is embedded once, however many engines read it
             url, note = image_data_url(path, max_pixels=thumbnail_pixels)
             images[path] = (f"image-{len(images) + 1}" if url else None, url, note)
@@ -835,11 +835,10 @@ def render_html(
     expressions, :class:`Gate` objects or evaluated :class:`GateResult` objects) adds the gate table. Page images
     are looked for under ``image_root`` (``--image-root``), in the dataset folders the run recorded, then in
     ``run_folder`` (the run file's folder; default: the current directory), see
-    :class:`~pytest_ocrmetrics.reporting.images.ImageFinder`; a note says how many were not found. Only the worst ``max_details``
-    documents get an expandable detail view (with an image, at most ``thumbnail_pixels`` pixels, for the first
-    ``max_images``) and the document table
-    lists at most ``max_rows`` documents and the facts table at most ``max_fact_rows`` facts (failing first), so a
-    big run still gives a reasonable file; notes say what was left out.
+    :class:`~pytest_ocrmetrics.reporting.images.ImageFinder`; a note says how many were not found. Only the worst
+    ``max_details`` documents get an expandable detail view (with an image, at most ``thumbnail_pixels`` pixels, for
+    the first ``max_images``) and the document table lists at most ``max_rows`` documents and the facts table at most
+    ``max_fact_rows`` facts (failing first), so a big run still gives a reasonable file; notes say what was left out.
     ``max_distance``, ``case_sensitive`` and ``ignore_punctuation`` set how words are matched for highlighting; each
     one not given is the run's own (its ``normalization.word_match``, what its ``crr`` and ``word_f1`` used), else
     the evaluator's default (1 edit, case-insensitive, punctuation stripped). Exact words are left uncoloured, fuzzy
