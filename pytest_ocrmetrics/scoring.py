@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from pytest_ocrmetrics.documents import Document
@@ -139,11 +138,11 @@ def relative_image(image: str | os.PathLike[str], root: str | os.PathLike[str] |
     >>> relative_image("/ci/work/data/images/doc_001.png", "/ci/work/data"), relative_image("/elsewhere/a.png", "/ci")
     ('images/doc_001.png', '/elsewhere/a.png')
     """
-    if root is not None:
-        try:
-            return Path(os.path.abspath(image)).relative_to(os.path.abspath(root)).as_posix()
-        except ValueError:
-            pass
+    if root is not None:  # string prefixes, not Path.relative_to: this runs once per document of the run
+        absolute, folder = os.path.abspath(image), os.path.join(os.path.abspath(root), "")
+        if absolute.startswith(folder) and len(absolute) > len(folder):
+            relative = absolute[len(folder):]
+            return relative if os.sep == "/" else relative.replace(os.sep, "/")
     return str(image)
 
 
