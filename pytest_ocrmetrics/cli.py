@@ -265,7 +265,7 @@ def _shown(path: Any) -> str:
 
 
 def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: Any, gates: Sequence[Any],
-                   image_root: Path | None) -> list[str]:
+                   run_folder: Path | None) -> list[str]:
     """Write the requested reports (the plugin's own writer); returns one ``KIND: PATH`` line per file written.
 
     A report that cannot be written (a folder in the way, a full disk) does not stop the others: each failure is one
@@ -279,7 +279,8 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
             run, Verdict(tuple(gates), comparison),
             html=getattr(args, "html", None), csv=getattr(args, "csv", None), markdown=getattr(args, "markdown", None),
             json_path=getattr(args, "output", None),
-            html_options={"image_root": image_root, "max_details": args.max_details} if getattr(args, "html", None) else None,
+            html_options={"image_root": getattr(args, "image_root", None), "run_folder": run_folder,
+                          "max_details": args.max_details} if getattr(args, "html", None) else None,
         )
     except ReportError as exc:
         for problem in exc.problems:
@@ -336,7 +337,9 @@ def _exit_code(args: argparse.Namespace, code: int) -> int:
 
 
 def _image_root(args: argparse.Namespace, run_path: str) -> Path:
-    return Path(args.image_root) if getattr(args, "image_root", None) else Path(run_path).resolve().parent
+    """The run file's folder: where the HTML report looks for page images last, after ``--image-root`` and the
+    dataset folders the run recorded (:class:`~pytest_ocrmetrics.reporting.images.ImageFinder`)."""
+    return Path(run_path).resolve().parent
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
@@ -627,9 +630,13 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     """``ocrmetrics serve``: the evaluator page on a local web server (:mod:`pytest_ocrmetrics.serve`) until Ctrl-C."""
     from pytest_ocrmetrics.serve.server import is_loopback, make_server
 
+    if args.image_root and not args.run:
+        raise UsageError("--image-root says where a run's page images are; give the run too: --run RUN.json")
     run = _load(args.run, "") if args.run else None
     try:
-        server = make_server(args.host, args.port, run=run, run_label=Path(args.run).name if args.run else None)
+        server = make_server(args.host, args.port, run=run, run_label=Path(args.run).name if args.run else None,
+                             image_root=args.image_root,
+                             run_folder=Path(args.run).resolve().parent if args.run else None)
     except OSError as exc:
         raise UsageError(f"cannot listen on {args.host} port {args.port} ({exc.strerror or exc}); pick another "
                          f"with --port (0 takes any free one) or check --host") from None
@@ -664,6 +671,9 @@ def _add_serve_parser(sub: Any) -> None:
                             "from the network, and says so)")
     serve.add_argument("--port", type=_argtype(_port), default=8765, help="port (default 8765; 0: any free port)")
     serve.add_argument("--open", action="store_true", help="open the page in the default web browser")
+    serve.add_argument("--image-root", metavar="DIR",
+                       help="with --run: folder holding the datasets' page images on this machine (as for "
+                            "ocrmetrics report); default: where the run had them, then next to the run file")
     serve.add_argument("--run", metavar="RUN.json", help="a run file (pytest --ocr-json=PATH) whose documents the page "
                                                          "lists; read once, at start")
 
@@ -719,7 +729,9 @@ def _add_report_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", metavar="PATH", help="write the CSV report (one row per document x engine)")
     parser.add_argument("--markdown", metavar="PATH", help="write the Markdown summary (for $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--image-root", metavar="DIR",
-                        help="folder relative image paths are resolved against (default: the run file's folder)")
+                        help="folder holding the datasets' page images on this machine (a checkout, or a dataset "
+                             "folder): images are looked for here first, then where the run had them, then next to "
+                             "the run file")
     parser.add_argument("--max-details", type=_argtype(_non_negative_int), default=200,
                         help="documents with a detail view in the HTML report, worst first (default 200)")
 

@@ -112,6 +112,12 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             unchecked[metric] = unchecked.get(metric, 0) + int(count)
     if unchecked:
         merged["unchecked_thresholds"] = dict(sorted(unchecked.items()))
+    datasets: dict[str, Any] = {}
+    for _, run in runs:  # each dataset's folder as the first shard that has it recorded it (images are relative)
+        for name, entry in (run.get("datasets") or {}).items():
+            datasets.setdefault(str(name), dict(entry))
+    if datasets:
+        merged["datasets"] = dict(sorted(datasets.items()))
     return merged
 
 

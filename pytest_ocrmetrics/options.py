@@ -35,9 +35,9 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
              "rapidocr, replay:DIR.")),
     ("--ocr-engine-option", "ocr_engine_options", "linelist", dict(action="append", metavar="ENGINE.KEY=VALUE",
         help="Engine setting (repeatable), e.g. tesseract.lang=deu, tesseract.psm=6.")),
-    ("--ocr-dataset", "ocr_datasets", "linelist", dict(action="append", metavar="PATH",
+    ("--ocr-dataset", "ocr_datasets", "linelist", dict(action="append", metavar="[NAME=]PATH",
         help="Dataset to collect one test per document from (repeatable). Without Python test files, each document "
-             "becomes a test item checking --ocr-max/--ocr-min.")),
+             "becomes a test item checking --ocr-max/--ocr-min. Named by its path relative to the rootdir, or NAME.")),
     ("--ocr-max", "ocr_max", "linelist", dict(action="append", metavar="METRIC:VALUE",
         help="Fail a document whose METRIC is above VALUE (repeatable), e.g. cer:0.05.")),
     ("--ocr-min", "ocr_min", "linelist", dict(action="append", metavar="METRIC:VALUE",
@@ -312,8 +312,10 @@ class OcrSettings:
         invocation = Path(config.invocation_params.dir)
         ini_base = Path(config.inipath).parent if config.inipath else config.rootpath
         cli_datasets = config.getoption("ocr_datasets") or []
+        from pytest_ocrmetrics.datasets.loading import rebase_dataset_argument  # PATH or NAME=PATH, as typed
+
         datasets = [str(d) for d in cli_datasets] if cli_datasets else [
-            str(ini_base / d) for d in _list(config, "ocr_datasets")
+            rebase_dataset_argument(d, ini_base) for d in _list(config, "ocr_datasets")
         ]
         normalize = str(_get(config, "ocr_normalize") or "nfc")
         try:

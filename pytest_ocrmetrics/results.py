@@ -244,6 +244,8 @@ class RunResults:
     engine_identities: dict[str, Any] = field(default_factory=dict)
     skipped_entries: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     collection_errors: list[dict[str, str]] = field(default_factory=list)  # datasets that could not be loaded
+    # dataset name -> its folder on the machine that ran (the run file's ``datasets``; images are relative to it)
+    dataset_roots: dict[str, str] = field(default_factory=dict)
     replaced_characters: int = 0  # replaced with U+FFFD in the records (here and, before sending, on xdist workers)
     # metric -> documents where a threshold on it could not be checked (the document lacks what the metric needs)
     unchecked_thresholds: dict[str, int] = field(default_factory=dict)
@@ -271,6 +273,9 @@ class RunResults:
         identity = rec.pop("engine_identity", None)
         if identity is not None:
             self.engine_identities.setdefault(rec["engine"], identity)
+        root = rec.pop("dataset_root", None)
+        if root is not None:
+            self.dataset_roots.setdefault(str(rec["dataset"]), str(root))
         for entry in rec.pop("dataset_skipped", None) or ():
             self.skipped_entries.setdefault((rec["dataset"], entry["source"]), {"dataset": rec["dataset"], **entry})
         rec["outcome"] = "filtered" if rec.get("filtered") else outcome
@@ -431,6 +436,8 @@ class RunResults:
             run["summary_by_tag"] = by_tag
         if self._has_facts:  # no document has facts: nothing to add, and no pass over the documents
             add_facts(run, documents, seed=self.seed, resamples=facts_resamples)
+        if self.dataset_roots:
+            run["datasets"] = {name: {"root": root} for name, root in sorted(self.dataset_roots.items())}
         if self.replaced_characters:
             run["replaced_characters"] = self.replaced_characters
         if self.unchecked_thresholds:

@@ -143,6 +143,7 @@ class OcrRunner:
             word_ignore_punctuation=settings.word_ignore_punctuation,
         )
         self._datasets: dict[tuple[Path, str | None], Dataset] = {}
+        self._named: dict[str, Path] = {}  # dataset name -> the (resolved) path it names in this run
         self._instances: dict[str, OcrEngine | _CreationFailure] = {}
         self._identity_sent: set[str] = set()
         self.cache: OutputCache | None = None  # set by the plugin (it knows pytest's cache directory)
@@ -168,15 +169,23 @@ class OcrRunner:
             self.registry.check(choice.text, self.engine_options.get(choice.name, {}))
 
     # -- datasets --------------------------------------------------------------------------------------------------
-    def dataset(self, path: Path, name: str | None = None) -> Dataset:
+    def dataset(self, path: Path, name: str | None = None, *, rootdir: Path | None = None) -> Dataset:
         """The dataset at ``path``, loaded once. A document whose own thresholds are not sensible limits
         (``"field_f1": 90``, ``"cer": 5``) comes from the loader with an error naming its ground-truth entry: its
         test errors, the others run. A dataset with no document at all (an empty ground-truth file, every entry
         skipped) is a :class:`DatasetError`. Documents that are PDF pages are rendered at ``--ocr-pdf-longest-side``
-        pixels."""
+        pixels.
+
+        ``name`` defaults to the path relative to ``rootdir`` (pytest's rootdir; see
+        :func:`~pytest_ocrmetrics.datasets.loading.dataset_name`). Two different datasets of one run with the same name
+        are a :class:`DatasetError`: their documents would be counted as one dataset's."""
         key = (path.resolve(), name)
         if key not in self._datasets:
-            dataset = load_dataset(path, name=name, limit=self.settings.limit)
+            dataset = load_dataset(path, name=name, limit=self.settings.limit, rootdir=rootdir)
+            other = self._named.setdefault(dataset.name, key[0])
+            if other != key[0]:
+                raise DatasetError(f"{path}: the dataset name {dataset.name!r} is already the name of {str(other)!r}; "
+                                   f"name one of them: --ocr-dataset=NAME=PATH (or name= of the ocr_dataset marker).")
             if not dataset.documents:  # a test of it could only pass having scored nothing
                 raise DatasetError(_empty_dataset_message(path, dataset))
             longest_side = self.settings.pdf_longest_side

@@ -272,8 +272,10 @@ def test_compare_matching_no_document_fails(runs: tuple[Path, Path, Path], tmp_p
     lines = out.splitlines()
     assert lines[0] == (f"ERROR: baseline {str(base)!r} matched none of the 12 document(s) of this run, so nothing "
                         f"was compared: the baseline has tesseract / receipts, this run has tesseract / receipts_2025 "
-                        f"(engine / dataset), so a dataset folder was probably renamed or another engine or dataset "
-                        f"was run; make a new baseline from this setup with pytest --ocr-json=PATH")
+                        f"(engine / dataset): the same documents are dataset 'receipts' in the baseline and "
+                        f"'receipts_2025' here (a dataset is named by its path relative to pytest's rootdir); give it "
+                        f"the baseline's name, --ocr-dataset=receipts=PATH (or name= of the ocr_dataset marker), or "
+                        f"make a new baseline from this setup with pytest --ocr-json=PATH")
     assert lines[-1] == f"ocrmetrics compare: FAILED ({base} -> {renamed})"
     assert "gated aggregates" not in out
     code, out = run_cli("compare", str(base), str(renamed), "--json")

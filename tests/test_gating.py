@@ -442,7 +442,9 @@ def test_non_finite_values_are_not_compared() -> None:
     ("change", "fragment"),
     [
         ({"dataset": "receipts_v2"}, "the baseline has tesseract / receipts, this run has tesseract / receipts_v2 "
-                                     "(engine / dataset), so a dataset folder was probably renamed"),
+                                     "(engine / dataset): the same documents are dataset 'receipts' in the baseline "
+                                     "and 'receipts_v2' here (a dataset is named by its path relative to pytest's "
+                                     "rootdir); give it the baseline's name, --ocr-dataset=receipts=PATH"),
         ({"engine": "trocr"}, "the baseline has tesseract / receipts, this run has trocr / receipts"),
     ],
     ids=["renamed-dataset", "other-engine"],

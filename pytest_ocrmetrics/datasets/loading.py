@@ -13,7 +13,8 @@ from pytest_ocrmetrics.datasets.label_file import LabelFileLoader
 from pytest_ocrmetrics.datasets.olmocr_bench import OlmocrBenchLoader
 from pytest_ocrmetrics.datasets.sidecar import GT_SUFFIX, IMAGE_SUFFIXES, SidecarLoader
 
-__all__ = ["LOADERS", "load_dataset", "detect_format"]
+__all__ = ["LOADERS", "load_dataset", "detect_format", "dataset_name", "split_dataset_argument",
+           "rebase_dataset_argument"]
 
 LOADERS: tuple[DatasetLoader, ...] = (
     GroundTruthJsonLoader(),
@@ -86,21 +87,62 @@ def _not_a_dataset_message(path: Path) -> str:
     return f"{path}: not a dataset; looked for {looked_for}."
 
 
-# folder and file names that say nothing about the dataset: the name comes from the folder above them
-_GENERIC_NAMES = frozenset({"data", "dataset", "datasets", "gt", "ground_truth", "groundtruth", "labels", "images",
-                            "manifest"})
+def dataset_name(path: str | os.PathLike[str], rootdir: str | os.PathLike[str] | None = None) -> str:
+    """The default name of the dataset at ``path``: the same on every machine and in every checkout.
 
+    Inside ``rootdir`` (pytest's rootdir) it is the path relative to it with ``/`` separators, as pytest's node ids
+    are: ``data/receipts`` in ``/home/me/checkoutA`` and in ``/ci/work/checkoutB`` alike. The rootdir itself is
+    ``.``. Outside ``rootdir``, or without one, it is the folder's name (a file's name without its suffix): no part of
+    the path above it, which differs from machine to machine. A name given explicitly (``--ocr-dataset=NAME=PATH``,
+    ``name=`` of the ``ocr_dataset`` marker) replaces it.
 
-def _default_name(path: Path) -> str:
-    """The dataset's display name: the folder (or file stem), or its parent's name when that is generic.
-
-    ``receipts/data`` is ``receipts``, ``plates/labels.txt`` is ``plates``, ``sroie_receipts`` stays itself.
+    >>> dataset_name("/home/me/checkoutA/data/receipts", "/home/me/checkoutA")
+    'data/receipts'
+    >>> dataset_name("/ci/work/checkoutB/data/receipts", "/ci/work/checkoutB")
+    'data/receipts'
+    >>> dataset_name("/mnt/shared/receipts", "/ci/work/checkoutB"), dataset_name("/mnt/shared/receipts")
+    ('receipts', 'receipts')
     """
     absolute = Path(os.path.abspath(path))
-    name = absolute.stem if absolute.is_file() else absolute.name
-    if name.lower() in _GENERIC_NAMES and absolute.parent.name:
-        return absolute.parent.name
-    return name
+    if rootdir is not None:
+        for root, candidate in ((Path(os.path.abspath(rootdir)), absolute),
+                                (Path(os.path.realpath(rootdir)), Path(os.path.realpath(path)))):
+            try:
+                return candidate.relative_to(root).as_posix() or "."
+            except ValueError:
+                continue
+    return (absolute.stem if absolute.is_file() else absolute.name) or absolute.as_posix()
+
+
+def split_dataset_argument(text: str, base: str | os.PathLike[str] = ".") -> tuple[str | None, str]:
+    """An ``--ocr-dataset`` value (or ``ocr_datasets`` line) split into its explicit name and its path.
+
+    ``NAME=PATH`` names the dataset ``NAME`` (``receipts=data/receipts``): the text before the first ``=`` is a name
+    when it is not empty and holds no path separator, and the whole value is not itself an existing path (relative
+    to ``base``), so a folder whose name holds ``=`` still works as it did. Anything else is a path, named by
+    :func:`dataset_name`.
+
+    >>> split_dataset_argument("receipts=data/receipts"), split_dataset_argument("data/receipts")
+    (('receipts', 'data/receipts'), (None, 'data/receipts'))
+    >>> split_dataset_argument("data/a=b")
+    (None, 'data/a=b')
+    """
+    name, sep, rest = text.partition("=")
+    if (not sep or not name.strip() or not rest.strip() or "/" in name or os.sep in name
+            or (os.altsep is not None and os.altsep in name) or (Path(base) / text).exists()):
+        return None, text
+    return name.strip(), rest
+
+
+def rebase_dataset_argument(text: str, base: str | os.PathLike[str]) -> str:
+    """``text`` (``PATH`` or ``NAME=PATH``) with its path joined to ``base`` (an ini file's folder), its name kept.
+
+    >>> rebase_dataset_argument("receipts=data", "/repo"), rebase_dataset_argument("data", "/repo")
+    ('receipts=/repo/data', '/repo/data')
+    """
+    name, path = split_dataset_argument(text, base)
+    joined = os.path.join(os.fspath(base), path)
+    return joined if name is None else f"{name}={joined}"
 
 
 def load_dataset(
@@ -109,10 +151,12 @@ def load_dataset(
     name: str | None = None,
     limit: int | None = None,
     format: str | None = None,
+    rootdir: str | os.PathLike[str] | None = None,
 ) -> Dataset:
     """Load the dataset at ``path``, detecting its format (see :data:`LOADERS` for the order).
 
-    ``name`` defaults to the folder's name (or the file's name without suffix when a file is given). ``limit`` keeps
+    ``name`` defaults to :func:`dataset_name`: the path relative to ``rootdir`` (pytest's rootdir: the same in every
+    checkout), else the folder's name (or the file's name without suffix when a file is given). ``limit`` keeps
     the first N documents after sorting by id (quick runs). ``format`` forces a loader by name instead of detecting.
     A missing image does not fail loading: that document gets ``error`` and its test errors. Malformed ground truth,
     a path that leaves the dataset folder, or a path that is no dataset raise :class:`DatasetError`.
@@ -135,7 +179,7 @@ def load_dataset(
         if not path.exists():
             raise DatasetError(_missing_path_message(path))
         loader = by_name[format]
-    dataset = loader.load(path, name=name or _default_name(path))
+    dataset = loader.load(path, name=name or dataset_name(path, rootdir))
     if limit is not None:
         dataset = replace(dataset, documents=dataset.documents[:limit])
     return dataset

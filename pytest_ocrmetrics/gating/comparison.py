@@ -771,8 +771,31 @@ def _no_match_message(label: str, baseline_run: Mapping[str, Any], current_run: 
         return (f"{head}: both have {_pairs_text(common)} (engine / dataset) but no document id in common "
                 f"(the baseline has e.g. {old_id!r}, this run {new_id!r}), so the documents were probably renamed; "
                 f"{fix}")
+    renamed = _renamed_dataset(old_scored, new_scored)
+    if renamed is not None:  # the same documents, the dataset named otherwise (another rule, folder or rootdir)
+        old_name, new_name = renamed
+        return (f"{head}: the baseline has {_pairs_text(old_pairs)}, this run has {_pairs_text(new_pairs)} "
+                f"(engine / dataset): the same documents are dataset {_shown(old_name)!r} in the baseline and "
+                f"{_shown(new_name)!r} here (a dataset is named by its path relative to pytest's rootdir); give it "
+                f"the baseline's name, --ocr-dataset={_shown(old_name)}=PATH (or name= of the ocr_dataset marker), or "
+                f"{fix}")
     return (f"{head}: the baseline has {_pairs_text(old_pairs)}, this run has {_pairs_text(new_pairs)} "
             f"(engine / dataset), so a dataset folder was probably renamed or another engine or dataset was run; {fix}")
+
+
+def _renamed_dataset(old_scored: Mapping[DocumentKey, Any], new_scored: Mapping[DocumentKey, Any]
+                     ) -> tuple[str, str] | None:
+    """``(baseline's dataset name, this run's)`` of the dataset pair sharing the most (engine, document id) pairs, when
+    a dataset of this run holds documents the baseline has under another dataset name; else None."""
+    old_by_doc: dict[tuple[str, str], set[str]] = {}
+    for dataset, engine, doc_id in old_scored:
+        old_by_doc.setdefault((engine, doc_id), set()).add(dataset)
+    shared: dict[tuple[str, str], int] = {}
+    for dataset, engine, doc_id in new_scored:
+        for old_dataset in old_by_doc.get((engine, doc_id), ()):
+            if old_dataset != dataset:
+                shared[(old_dataset, dataset)] = shared.get((old_dataset, dataset), 0) + 1
+    return max(sorted(shared), key=lambda pair: shared[pair]) if shared else None
 
 
 def _verdict(metric: str, old: float, new: float, allowed: float | None, interval: tuple[float, float] | None,

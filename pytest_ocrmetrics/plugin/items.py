@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import pytest
 
 from pytest_ocrmetrics.assertions import fact_failure_line
-from pytest_ocrmetrics.datasets import Dataset, DatasetError
+from pytest_ocrmetrics.datasets import Dataset, DatasetError, split_dataset_argument
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.plugin.checks import (_check_thresholds, _fact_regressions, _item_state, _marker_limits,
                                              _recognize)
@@ -31,11 +31,19 @@ def _no_engine_hint(runner: OcrRunner) -> str:
     return f"pass --ocr-engine=NAME (registered engines: {names})"
 
 
-def _load(state: PluginState, path: Path, name: str | None = None) -> Dataset | _BrokenDataset:
+def _load(state: PluginState, config: pytest.Config, path: Path, name: str | None = None) -> Dataset | _BrokenDataset:
     try:
-        return state.runner.dataset(path, name)
+        return state.runner.dataset(path, name, rootdir=config.rootpath)
     except DatasetError as exc:  # not raised from here: no "During handling of the above exception" copy
         return _BrokenDataset(str(path), str(exc))
+
+
+def cli_datasets(state: PluginState) -> list[tuple[Path, str | None]]:
+    """The ``--ocr-dataset`` / ``ocr_datasets`` datasets as ``(path, explicit name or None)``: a value is ``PATH`` or
+    ``NAME=PATH`` (see :func:`~pytest_ocrmetrics.datasets.loading.split_dataset_argument`)."""
+    base = state.settings.datasets_base
+    return [(base / path, name) for name, path in (split_dataset_argument(text, base)
+                                                    for text in state.settings.datasets)]
 
 
 def _cases(state: PluginState, datasets: list[Dataset]) -> Iterator[OcrCase]:
@@ -70,7 +78,7 @@ def generate_tests(metafunc: pytest.Metafunc) -> None:
         paths = [(base / str(p), marker.kwargs.get("name")) for p in marker.args]
     else:
         state.cli_datasets_used_by_functions = True
-        paths = [(state.settings.datasets_base / p, None) for p in state.settings.datasets]
+        paths = cli_datasets(state)
     if not paths:
         metafunc.parametrize(CASE_ARG, [_skip_param(
             "no OCR dataset: add @pytest.mark.ocr_dataset('path'), --ocr-dataset=PATH or the ocr_datasets ini key",
@@ -80,7 +88,7 @@ def generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(CASE_ARG, [_skip_param(f"no OCR engine selected: {_no_engine_hint(state.runner)}",
                                                     "no-engine")])
         return
-    loaded = [_load(state, path, name) for path, name in paths]
+    loaded = [_load(state, metafunc.config, path, name) for path, name in paths]
     cases = list(_cases(state, [d for d in loaded if isinstance(d, Dataset)]))
     broken = [d for d in loaded if isinstance(d, _BrokenDataset)]
     if not cases and not broken:
@@ -112,9 +120,10 @@ def _collector_paused() -> Iterator[None]:
 class OcrDatasetCollector(pytest.Collector):
     """A dataset given with ``--ocr-dataset`` and no Python test: one item per document × engine."""
 
-    def __init__(self, *, dataset_path: Path, **kwargs: Any) -> None:
+    def __init__(self, *, dataset_path: Path, dataset_name: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.dataset_path = dataset_path
+        self.dataset_name = dataset_name  # given as --ocr-dataset=NAME=PATH; else the path relative to the rootdir
 
     def collect(self) -> list[pytest.Item]:
         state = _state(self.config)
@@ -122,7 +131,7 @@ class OcrDatasetCollector(pytest.Collector):
             pytest.skip(f"no OCR engine selected: {_no_engine_hint(state.runner)}")
         try:
             with _collector_paused():  # thousands of long-lived documents and items: nothing to collect yet
-                dataset = state.runner.dataset(self.dataset_path)
+                dataset = state.runner.dataset(self.dataset_path, self.dataset_name, rootdir=self.config.rootpath)
         except DatasetError as exc:
             message = str(exc)
         else:
@@ -234,8 +243,7 @@ def _dataset_folders(state: PluginState) -> tuple[str, ...]:
     each ending with a separator (a ``str.startswith`` prefix); not a dataset given as a file (its folder may hold
     anything)."""
     folders: set[str] = set()
-    for text in state.settings.datasets:
-        path = state.settings.datasets_base / text
+    for path, _ in cli_datasets(state):
         if path.is_dir():
             folders.update(os.path.join(os.path.abspath(path), ""), os.path.join(os.path.realpath(path), ""))
     return tuple(sorted(folders))
@@ -248,11 +256,10 @@ def add_dataset_items(session: pytest.Session, config: pytest.Config, items: lis
     if not state.settings.datasets or state.cli_datasets_used_by_functions:
         return
     taken: set[str] = set()
-    for path_text in state.settings.datasets:
-        path = state.settings.datasets_base / path_text
+    for path, name in cli_datasets(state):
         nodename = _dataset_nodeid(path, config.rootpath, taken)
         collector = OcrDatasetCollector.from_parent(session, name=nodename, nodeid=nodename, path=path,
-                                                   dataset_path=path)
+                                                   dataset_path=path, dataset_name=name)
         session.ihook.pytest_collectstart(collector=collector)
         report = session.ihook.pytest_make_collect_report(collector=collector)
         report.__dict__.pop("call", None)  # as pytest's collect_one_node does: CallInfo cannot travel to xdist

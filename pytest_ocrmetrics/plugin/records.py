@@ -3,6 +3,7 @@ JUnit properties, and the cleaning of what an xdist worker sends."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -18,9 +19,10 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
     case = item_state.case
     output = item_state.output
     if output is not None and not item_state.filtered:
-        record = item_state.context.score_output(output).to_record(confusions=state.record_confusions)
+        record = item_state.context.score_output(output).to_record(confusions=state.record_confusions,
+                                                                   root=case.dataset.root)
     else:
-        record = document_record(case.document, case.engine.label, output)
+        record = document_record(case.document, case.engine.label, output, root=case.dataset.root)
         # a check that never got a score (skipped, filtered, errored): a test function (it exists to check the
         # output), a test's ocr_thresholds, the document's own thresholds or page-level facts, the command line's
         # thresholds; the run then asked for a verdict (and its run file says so, for the reports and the merge)
@@ -44,6 +46,8 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
     identity = state.runner.identity_once(case.engine)
     if identity is not None:
         record["engine_identity"] = identity
+    # transport only: where the dataset was on this machine, the run file's datasets[name].root (images are relative)
+    record["dataset_root"] = os.path.abspath(case.dataset.root)
     skipped = [{"source": s.source, "reason": s.reason} for s in case.dataset.skipped]
     if skipped:
         record["dataset_skipped"] = skipped

@@ -47,7 +47,11 @@ def _engines(run: Mapping[str, Any]) -> list[str]:
 
 
 def _dataset_folder(run: Mapping[str, Any], dataset: str) -> str | None:
-    """The dataset's folder as far as the run tells it: the common folder of its images (less a last ``images``)."""
+    """The dataset's folder as far as the run tells it: the folder it recorded (``datasets``), else (older run files,
+    absolute image paths) the common folder of its images (less a last ``images``)."""
+    recorded = (run.get("datasets") or {}).get(dataset)
+    if isinstance(recorded, Mapping) and isinstance(recorded.get("root"), str):
+        return str(recorded["root"])
     folders = {os.path.dirname(str(doc["image"])) for doc in run.get("documents") or ()
                if doc.get("dataset") == dataset and doc.get("image")}
     if not folders:

@@ -60,6 +60,7 @@ from pytest_ocrmetrics.reporting.common import (
     worst_first,
 )
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
+from pytest_ocrmetrics.reporting.images import ImageFinder
 from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_html", "write_html", "image_data_url"]
@@ -160,13 +161,20 @@ def image_data_url(path: Path, *, max_pixels: int = 400_000, max_side: int = 160
     return f"data:{mime};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}", None
 
 
-def _resolve_image(value: str, image_root: Path | None) -> Path:
-    path = Path(value)
-    if path.is_absolute():
-        return path
-    if image_root is not None:
-        return image_root / path
-    return Path.cwd() / path
+def _resolve_image(doc: Mapping[str, Any], finder: ImageFinder) -> Path:
+    """Where the document's image is on this machine (see :class:`~pytest_ocrmetrics.reporting.images.ImageFinder`),
+    else the most likely place, which the report's note names."""
+    return finder.resolve(str(doc["image"]), str(doc.get("dataset", "")))
+
+
+def _missing_images_note(images: Mapping[Path, tuple[str | None, str | None, str | None]]) -> str:
+    """A note when page images were not found: the run file was made elsewhere; ``--image-root`` says where they are."""
+    missing = sum(1 for path, (image_id, _, _) in images.items() if image_id is None and not path.is_file())
+    if not missing:
+        return ""
+    noun = "page image was" if missing == 1 else "page images were"
+    return (f'<p class="note" id="images-missing">{missing} of {len(images)} {noun} not found on this machine; '
+            f'give the folder that holds the datasets with ocrmetrics report --image-root DIR.</p>')
 
 
 # ------------------------------------------------------------------------------------------------------ pieces
@@ -707,7 +715,7 @@ _LEGEND = ('<div class="legend"><span class="sw w-exact">exact</span> normal tex
 
 def _detail(
     rank: int, doc: Mapping[str, Any], metrics: list[str], comparison: Comparison | None, changes: ChangeClasses,
-    image_root: Path | None, thumbnail_pixels: int, with_image: bool, word_options: Mapping[str, Any],
+    finder: ImageFinder, thumbnail_pixels: int, with_image: bool, word_options: Mapping[str, Any],
     images: dict[Path, tuple[str | None, str | None, str | None]],
 ) -> str:
     key = doc_key(doc)
@@ -725,7 +733,7 @@ def _detail(
     if not with_image:
         side.append('<div class="missing-image">image left out to keep the report small</div>')
     elif image:
-        path = _resolve_image(str(image), image_root)
+        path = _resolve_image(doc, finder)
         if path not in images:  # each page image is embedded once, however many engines read it
             url, note = image_data_url(path, max_pixels=thumbnail_pixels)
             images[path] = (f"image-{len(images) + 1}" if url else None, url, note)
@@ -813,6 +821,7 @@ def render_html(
     gates: Sequence[GateLike] | None = None,
     title: str = "OCR metrics report",
     image_root: str | Path | None = None,
+    run_folder: str | Path | None = None,
     max_details: int = 200,
     max_images: int = 100,
     max_rows: int = 5000,
@@ -825,18 +834,19 @@ def render_html(
     """Render a run (a JSON run file's dict) as one self-contained HTML page.
 
     ``comparison`` (from :func:`pytest_ocrmetrics.gating.compare_runs`) adds baseline deltas; ``gates`` (gate
-    expressions, :class:`Gate` objects or evaluated :class:`GateResult` objects) adds the gate table. Relative image
-    paths are resolved against ``image_root`` (default: the current directory). Only the worst ``max_details``
-    documents get an expandable detail view (with an image, at most ``thumbnail_pixels`` pixels, for the first
-    ``max_images``) and the document table
-    lists at most ``max_rows`` documents and the facts table at most ``max_fact_rows`` facts (failing first), so a
-    big run still gives a reasonable file; notes say what was left out.
+    expressions, :class:`Gate` objects or evaluated :class:`GateResult` objects) adds the gate table. Page images
+    are looked for under ``image_root`` (``--image-root``), in the dataset folders the run recorded, then in
+    ``run_folder`` (the run file's folder; default: the current directory), see
+    :class:`~pytest_ocrmetrics.reporting.images.ImageFinder`; a note says how many were not found. Only the worst
+    ``max_details`` documents get an expandable detail view (with an image, at most ``thumbnail_pixels`` pixels, for
+    the first ``max_images``) and the document table lists at most ``max_rows`` documents and the facts table at most
+    ``max_fact_rows`` facts (failing first), so a big run still gives a reasonable file; notes say what was left out.
     ``max_distance``, ``case_sensitive`` and ``ignore_punctuation`` set how words are matched for highlighting; each
     one not given is the run's own (its ``normalization.word_match``, what its ``crr`` and ``word_f1`` used), else
     the evaluator's default (1 edit, case-insensitive, punctuation stripped). Exact words are left uncoloured, fuzzy
     ones purple, unmatched ones red, as the evaluator's legend has them.
     """
-    root = Path(image_root) if image_root is not None else None
+    root = ImageFinder.for_run(run, image_root=image_root, run_folder=run_folder)
     metrics = run_metrics(run)
     primary = primary_metric(run)
     documents = list(run.get("documents", []) or [])
@@ -864,6 +874,7 @@ def render_html(
     if len(ordered) > max_details:
         more = (f'<p class="note">{len(ordered) - max_details} more documents have no detail view here '
                 f'(only the worst {max_details} do, to keep the file small); see the table above or the CSV report.</p>')
+    more += _missing_images_note(images)
     details_section = ""
     if ordered:
         details_section = (

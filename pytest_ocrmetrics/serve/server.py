@@ -5,9 +5,12 @@ Routes:
 - ``GET /``: the page, one HTML document with its stylesheet and script inlined and allowed by a hash-based
   Content-Security-Policy (nothing is fetched from elsewhere; the page works offline);
 - ``POST /api/analyze`` (JSON) and ``POST /api/batch`` (``multipart/form-data``): see :mod:`pytest_ocrmetrics.serve.api`;
-- with ``--run``: ``GET /api/run`` (the run's documents) and ``GET /api/run/document?index=N`` (one document's
-  reference and output). The run file is read once, at start; no request names a file, and no request makes the
-  server read or write one.
+- with ``--run``: ``GET /api/run`` (the run's documents), ``GET /api/run/document?index=N`` (one document's
+  reference and output) and ``GET /api/run/image?index=N`` (its page image, found as the HTML report finds it:
+  ``--image-root``, the dataset folder the run recorded, the run file's folder; see
+  :class:`~pytest_ocrmetrics.reporting.images.ImageFinder`). The run file is read once, at start; no request names a
+  file. The only files a request makes the server read are the run's page images, by document number, and only
+  files that start like an image (a run file naming ``/etc/passwd`` as an image gets it refused).
 
 Every answer of the API is JSON; an error is ``{"error": "one sentence"}`` with a 4xx status. A body is refused with
 413 from its ``Content-Length`` before any of it is read; a body without a length (chunked) is refused with 411.
@@ -15,6 +18,7 @@ Every answer of the API is JSON; an error is ``{"error": "one sentence"}`` with 
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 import socket
@@ -27,9 +31,11 @@ from dataclasses import dataclass
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from pathlib import Path
 from typing import Any, Mapping
 
 from pytest_ocrmetrics.reporting.assets import csp_hash
+from pytest_ocrmetrics.reporting.images import ImageFinder
 from pytest_ocrmetrics.reporting.safe_text import clean_run
 from pytest_ocrmetrics.serve.api import MAX_BODY_BYTES, ApiError, analyze, batch, parse_multipart
 
@@ -97,6 +103,10 @@ class _DeadlineReader:
 
 
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+#: page image formats (:func:`~pytest_ocrmetrics.documents.sniff_image_format`) browsers show: sent unchanged
+_BROWSER_IMAGES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WebP": "image/webp",
+                   "BMP": "image/bmp"}
+_MAX_RAW_IMAGE_BYTES = 64 * 1024 * 1024
 
 
 def is_loopback(host: str) -> bool:
@@ -156,13 +166,14 @@ class EvaluatorServer(ThreadingHTTPServer):
     quiet = False  # True: no access log on stderr
 
     def __init__(self, address: tuple[str, int], *, run: Mapping[str, Any] | None = None,
-                 run_label: str | None = None) -> None:
+                 run_label: str | None = None, images: ImageFinder | None = None) -> None:
         host = address[0]
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__(address, EvaluatorHandler)
         self.run = clean_run(dict(run))[0] if run is not None else None
         self.documents = run_documents(self.run) if self.run is not None else []
+        self.images = images if images is not None else ImageFinder.for_run(self.run or {})
         self.page = page_html(run_label=(run_label or "the run") if run is not None else None)
         self.loopback = is_loopback(host)
 
@@ -317,9 +328,12 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
                              "created": self.server.run.get("created")})
         elif url.path == "/api/run/document":
             self._run_document(urllib.parse.parse_qs(url.query))
+        elif url.path == "/api/run/image":
+            self._run_image(urllib.parse.parse_qs(url.query))
         elif url.path.startswith("/api/"):
             self._error(404, f"no API endpoint {url.path}; the endpoints are POST /api/analyze, POST /api/batch"
-                             + (", GET /api/run, GET /api/run/document?index=N" if self.server.run is not None else ""))
+                             + (", GET /api/run, GET /api/run/document?index=N, GET /api/run/image?index=N"
+                                if self.server.run is not None else ""))
         else:
             self._error(404, f"nothing at {url.path}; the page is at /")
 
@@ -333,8 +347,59 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
             self._error(400, f"index must be a document number from 0 to {count - 1}, got {raw!r}")
             return
         doc = self.server.run["documents"][int(raw)]
-        self._json(200, {**self.server.documents[int(raw)],
-                         "reference": doc.get("reference"), "hypothesis": doc.get("hypothesis")})
+        answer = {**self.server.documents[int(raw)], "reference": doc.get("reference"),
+                  "hypothesis": doc.get("hypothesis")}
+        if doc.get("image"):  # where it is looked for is checked (no file is opened); the page then asks for it
+            found = self.server.images.find(str(doc["image"]), str(doc.get("dataset", "")))
+            answer["image_url" if found else "image_note"] = (
+                f"/api/run/image?index={int(raw)}" if found else
+                f"page image {doc['image']} not found on this machine; start the server with --image-root DIR, "
+                "the folder that holds the datasets")
+        self._json(200, answer)
+
+    def _run_image(self, query: Mapping[str, list[str]]) -> None:
+        """The page image of document ``index``: sniffed (only image files are sent), as it is when browsers show its
+        format, else (TIFF, JPEG 2000, PNM) converted with Pillow to PNG or JPEG at up to 4 megapixels."""
+        if self.server.run is None:
+            self._error(404, "no run is open; start the server with ocrmetrics serve --run RUN.json")
+            return
+        raw = (query.get("index") or [""])[0]
+        count = len(self.server.documents)
+        if not raw.isdigit() or int(raw) >= count:
+            self._error(400, f"index must be a document number from 0 to {count - 1}, got {raw!r}")
+            return
+        doc = self.server.run["documents"][int(raw)]
+        if not doc.get("image"):
+            self._error(404, f"document {raw} has no page image in the run file")
+            return
+        path = self.server.images.find(str(doc["image"]), str(doc.get("dataset", "")))
+        if path is None:
+            self._error(404, f"page image {doc['image']} not found on this machine; start the server with "
+                             "--image-root DIR, the folder that holds the datasets")
+            return
+        from pytest_ocrmetrics.documents import sniff_image_format
+
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(16)
+        except OSError as exc:
+            self._error(404, f"page image {doc['image']} cannot be read ({exc.strerror or exc})")
+            return
+        kind = sniff_image_format(head)
+        if kind is None:
+            self._error(404, f"{doc['image']} is not an image file; only page images are served")
+            return
+        if kind in _BROWSER_IMAGES and path.stat().st_size <= _MAX_RAW_IMAGE_BYTES:  # as it is: full quality
+            self._send(200, path.read_bytes(), _BROWSER_IMAGES[kind])
+            return
+        from pytest_ocrmetrics.reporting.html import image_data_url
+
+        url, note = image_data_url(path, max_pixels=4_000_000, max_side=4000)
+        if url is None:
+            self._error(404, note or f"page image {doc['image']} cannot be shown")
+            return
+        mime, _, data = url[len("data:"):].partition(";base64,")
+        self._send(200, base64.b64decode(data), mime)
 
     def do_POST(self) -> None:
         declared = (self.headers.get("Content-Length") or "").strip()
@@ -383,15 +448,20 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
 
 
 def make_server(host: str = "127.0.0.1", port: int = 8765, *, run: Mapping[str, Any] | None = None,
-                run_label: str | None = None, quiet: bool = False) -> EvaluatorServer:
+                run_label: str | None = None, quiet: bool = False, image_root: str | Path | None = None,
+                run_folder: str | Path | None = None) -> EvaluatorServer:
     """A bound, not yet serving, evaluator server (``port=0`` picks a free port; see ``server.url``).
+
+    The run's page images are looked for under ``image_root`` (``--image-root``), in the dataset folders the run
+    recorded, then in ``run_folder`` (the run file's folder).
 
     >>> server = make_server(port=0, quiet=True)
     >>> server.url.startswith("http://127.0.0.1:")
     True
     >>> server.server_close()
     """
-    server = EvaluatorServer((host, port), run=run, run_label=run_label)
+    images = ImageFinder.for_run(run or {}, image_root=image_root, run_folder=run_folder)
+    server = EvaluatorServer((host, port), run=run, run_label=run_label, images=images)
     server.quiet = quiet
     return server
 

@@ -146,12 +146,42 @@ def test_default_name_of_a_relative_dot_path(tmp_path: Path, monkeypatch: pytest
     assert load_dataset(".").name == "my_set"
 
 
-def test_default_name_skips_generic_folder_names(tmp_path: Path) -> None:
-    from pytest_ocrmetrics.datasets.loading import _default_name
+def test_default_name_is_the_path_relative_to_the_rootdir(tmp_path: Path) -> None:
+    """The same dataset in two checkouts gets one name (the old rule named generic folders after their parent, so
+    checkoutA/data and checkoutB/data differed); a folder outside the rootdir, or no rootdir, is its folder's name."""
+    from pytest_ocrmetrics.datasets import dataset_name
 
-    (tmp_path / "receipts" / "data").mkdir(parents=True)
-    (tmp_path / "plates").mkdir()
-    (tmp_path / "plates" / "labels.txt").write_text("a.png\tA\n", encoding="utf-8")
-    assert _default_name(tmp_path / "receipts" / "data") == "receipts"
-    assert _default_name(tmp_path / "plates" / "labels.txt") == "plates"
-    assert _default_name(tmp_path / "receipts") == "receipts"
+    for checkout in ("checkoutA", "checkoutB"):
+        (tmp_path / checkout / "data").mkdir(parents=True)
+        (tmp_path / checkout / "data" / "labels.tsv").write_text("a.png\tA\n", encoding="utf-8")
+        assert dataset_name(tmp_path / checkout / "data", tmp_path / checkout) == "data"
+        assert dataset_name(tmp_path / checkout / "data" / "labels.tsv", tmp_path / checkout) == "data/labels.tsv"
+        assert load_dataset(tmp_path / checkout / "data", rootdir=tmp_path / checkout).name == "data"
+    assert dataset_name(tmp_path / "checkoutA", tmp_path / "checkoutA") == "."
+    assert dataset_name(tmp_path / "checkoutA" / "data", tmp_path / "checkoutB") == "data"  # outside: folder name
+    assert dataset_name(tmp_path / "checkoutA" / "data" / "labels.tsv") == "labels"
+    assert load_dataset(tmp_path / "checkoutA" / "data").name == "data"
+    assert load_dataset(tmp_path / "checkoutA" / "data", name="receipts", rootdir=tmp_path).name == "receipts"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("receipts=data/receipts", ("receipts", "data/receipts")),
+    ("data/receipts", (None, "data/receipts")),
+    ("data/a=b", (None, "data/a=b")),  # a '/' before the '=': a path
+    ("=data", (None, "=data")),
+    ("receipts=", (None, "receipts=")),
+    ("a=b=c", ("a", "b=c")),
+])
+def test_an_explicit_name_is_written_name_equals_path(text: str, expected: tuple[str | None, str]) -> None:
+    from pytest_ocrmetrics.datasets import split_dataset_argument
+
+    assert split_dataset_argument(text, "/nonexistent") == expected
+
+
+def test_a_folder_whose_name_holds_an_equals_sign_is_still_a_path(tmp_path: Path) -> None:
+    from pytest_ocrmetrics.datasets import rebase_dataset_argument, split_dataset_argument
+
+    (tmp_path / "v=2").mkdir()
+    assert split_dataset_argument("v=2", tmp_path) == (None, "v=2")
+    assert rebase_dataset_argument("v=2", tmp_path) == str(tmp_path / "v=2")
+    assert rebase_dataset_argument("scans=v=2", tmp_path) == f"scans={tmp_path / 'v=2'}"

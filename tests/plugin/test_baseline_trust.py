@@ -42,9 +42,10 @@ def test_renamed_dataset_folder_fails_the_session(pytester: pytest.Pytester, dat
     result.assert_outcomes(passed=3)
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # like a failed gate: checked nothing is not passed
     error = (f"baseline {str(base)!r} matched none of the 3 document(s) of this run, so nothing was compared: the "
-             f"baseline has replay / invoices, this run has replay / invoices_2025 (engine / dataset), so a dataset "
-             f"folder was probably renamed or another engine or dataset was run; make a new baseline from this setup "
-             f"with pytest --ocr-json=PATH")
+             f"baseline has replay / invoices, this run has replay / invoices_2025 (engine / dataset): the same "
+             f"documents are dataset 'invoices' in the baseline and 'invoices_2025' here (a dataset is named by its "
+             f"path relative to pytest's rootdir); give it the baseline's name, --ocr-dataset=invoices=PATH (or name= "
+             f"of the ocr_dataset marker), or make a new baseline from this setup with pytest --ocr-json=PATH")
     assert f"ERROR: {error}" in result.stdout.lines
     assert "gated aggregates" not in result.stdout.str()
     props = _suite_properties(pytester.path / "out.xml")

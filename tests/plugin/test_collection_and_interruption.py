@@ -124,10 +124,17 @@ def test_junit_classname_is_the_dataset_name_not_the_machines_path(pytester: pyt
 def test_two_datasets_with_the_same_name_outside_the_rootdir_get_distinct_node_ids(
     pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    """Both are named after their folder, 'invoices': the second is refused (its documents would be counted as the
+    first's in every summary and baseline) with the fix in the sentence; named, both run with distinct node ids."""
     first, second = tmp_path_factory.mktemp("first"), tmp_path_factory.mktemp("second")
     make_dataset(first)
     make_dataset(second)
     result = pytester.runpytest(f"--ocr-dataset={first / 'invoices'}", f"--ocr-dataset={second / 'invoices'}",
+                                f"--ocr-engine=replay:{first / 'preds'}", "--collect-only", "-q")
+    result.stdout.fnmatch_lines([f"{second / 'invoices'}: the dataset name 'invoices' is already the name of "
+                                 f"'{first / 'invoices'}'; name one of them: --ocr-dataset=NAME=PATH*"])
+    assert result.ret != 0
+    result = pytester.runpytest(f"--ocr-dataset={first / 'invoices'}", f"--ocr-dataset=second={second / 'invoices'}",
                                 f"--ocr-engine=replay:{first / 'preds'}", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["invoices::replay-doc_001.png", "*invoices-2::replay-doc_001.png", "*6 tests collected*"])
 

@@ -403,6 +403,17 @@
           (typeof doc.reference === 'string' ? 'OCR output' : 'reference text') + ' for this document, so there is nothing to colour.';
       }
       showMessage($('run-detail-message'), note, doc.outcome === 'failed' || doc.outcome === 'error');
+      var picture = $('run-detail-image');
+      picture.textContent = '';
+      if (doc.image_url) {
+        var img = el('img', {src: doc.image_url, alt: 'page image of ' + visible(doc.id)});
+        img.addEventListener('error', function () {  // the server refused it (not an image, unreadable)
+          picture.textContent = '';
+          picture.appendChild(el('p', {className: 'note', text: 'The page image could not be shown.'}));
+        });
+        picture.appendChild(img);
+      }
+      else if (doc.image_note) picture.appendChild(el('p', {className: 'note', text: visible(doc.image_note)}));
       var result = $('run-detail-result');
       result.textContent = '';
       if (!doc.has_texts) return;
