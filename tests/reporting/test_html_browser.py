@@ -151,7 +151,8 @@ def test_sort_hide_switch_export_expand_offline(browser: Any, report: Path, tmp_
 
 def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp_path: Path) -> None:
     """Lone surrogates, NUL, ESC, U+FFFE, bidi controls, formula-like ids and a 2 MB text: the page loads without a
-    console error, lists every document, shows marks instead of raw controls and one embedded image for two engines."""
+    console error, lists every document, shows marks instead of raw controls and one embedded image for two engines
+    (both engines' readings of a document in one side-by-side view)."""
     from pytest_ocrmetrics.reporting.files import write_reports
     from pytest_ocrmetrics.verdict import Verdict
 
@@ -166,7 +167,7 @@ def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp
             for n, doc_id in enumerate(ids) for engine in ("tesseract", "trocr")]
     write_reports(make_run(docs), Verdict(), html=tmp_path / "report.html", html_options={"image_root": tmp_path})
     report = tmp_path / "report.html"
-    assert report.read_text(encoding="utf-8").count("data:image/") == 1  # one page image, fourteen views of it
+    assert report.read_text(encoding="utf-8").count("data:image/") == 1  # one page image, seven views of it
     context, page, requests, problems = _open(browser, report)
     try:
         shown = _column(page, "documents-table", 1)
@@ -186,7 +187,10 @@ def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp
         assert all(not cell.startswith(("=", "+", "@")) for row in exported for cell in row)
         page.click("button[data-action=expand]")
         thumbs = page.eval_on_selector_all("img.thumb", "imgs => imgs.map(i => [i.complete, i.naturalWidth > 0])")
-        assert len(thumbs) == 2 * len(ids) and all(done and drawn for done, drawn in thumbs)
+        # two engines on one dataset: one side-by-side view per document, with both engines' outputs
+        assert len(thumbs) == len(ids) and all(done and drawn for done, drawn in thumbs)
+        assert page.locator("details.doc.paired").count() == len(ids)
+        assert page.locator("details.doc.paired .readings .pane").count() == 3 * len(ids)
     finally:
         context.close()
     assert requests == [report.as_uri()], f"the report fetched {requests[1:]}"
