@@ -141,7 +141,8 @@ svg.chart .pt:hover { stroke: var(--fg); stroke-width: 2; }
 .paired .pair { grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); }
 .paired .docbody { grid-template-columns: minmax(140px, 260px) 1fr; }
 .metrics-table td.missing { color: var(--muted); font-style: italic; }
-.delta.versus { color: var(--muted); }
+.delta.versus { color: var(--muted); font-weight: normal; }
+.delta.versus.worse { color: #a40e26; } .delta.versus.better { color: var(--good); }
 @media (max-width: 900px) { .docbody, .pair, .paired .pair, .paired .docbody { grid-template-columns: 1fr; } }
 """
 

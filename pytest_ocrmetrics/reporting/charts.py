@@ -35,7 +35,7 @@ from pytest_ocrmetrics.reporting.safe_text import clean_text, show_controls
 __all__ = ["Bin", "PairedPoint", "Bar", "escape", "nice_step", "histogram_bins", "choose_points", "histogram_svg",
            "scatter_svg", "bars_svg", "tick_label"]
 
-WIDTH, HEIGHT = 440, 290  # of each chart, in CSS pixels (scaled down to the column when narrower)
+WIDTH, HEIGHT = 400, 290  # of each chart, in CSS pixels (scaled down to the column when narrower)
 SCATTER_SIZE = 330
 _LEFT, _RIGHT, _TOP, _BOTTOM = 52, 14, 30, 44  # plot margins: room for the y ticks, the title and the x label
 MAX_LABEL = 28  # characters of a tag shown beside its bar (the whole name is in the bar's tooltip)
@@ -258,7 +258,7 @@ def scatter_svg(
     regressions = sum(p.status == "regression" for p in pts)
     aria = (f"{name} per document, baseline against this run, {label}: {n} documents, "
             f"{regressions} regression{'s' if regressions != 1 else ''}")
-    width, height = SCATTER_SIZE + _LEFT + _RIGHT, SCATTER_SIZE + _TOP + _BOTTOM + 14
+    width, height = SCATTER_SIZE + _LEFT + _RIGHT, SCATTER_SIZE + _TOP + _BOTTOM + 40
     parts = [_svg_open(aria, width, height, "scatter"),
              f'<text class="chart-title" x="{_LEFT}" y="16">{escape(label)}: {escape(name)}, baseline \u2192 now'
              f'</text>']
@@ -323,16 +323,18 @@ def scatter_svg(
     parts.append(f'<rect class="frame" x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}"/>')
     if len(drawn) < n:
         shown_regressions = sum(p.status == "regression" for p in drawn)
-        which = (f"all {regressions} regressions and the most moved others" if shown_regressions == regressions
-                 else f"{shown_regressions} of {regressions} regressions, the most moved")
-        note = f"{len(drawn):,} of {n:,} documents drawn as points ({which}); shaded cells count all {n:,}"
+        which = (f"all {regressions} regressions, then the most moved" if shown_regressions == regressions
+                 else f"the {shown_regressions} most moved of {regressions} regressions")
+        notes = [f"{len(drawn):,} of {n:,} documents drawn as points:", f"{which};",
+                 f"the shaded cells count all {n:,} (hover for counts)"]
     else:
-        note = f"all {n:,} documents drawn; {regressions} regression{'s' if regressions != 1 else ''} in red"
+        notes = [f"all {n:,} documents drawn; {regressions} regression{'s' if regressions != 1 else ''} in red"]
     parts.append(f'<text class="axis-label" x="{(x0 + x1) // 2}" y="{y0 + 32}" text-anchor="middle">baseline '
                  f'{escape(name)}</text>'
                  f'<text class="axis-label" transform="rotate(-90)" x="{-(y0 + y1) // 2}" y="12" text-anchor="middle">'
                  f'this run {escape(name)}</text>'
-                 f'<text class="chart-note" x="{x0}" y="{height - 4}">{escape(note)}</text></svg>')
+                 + "".join(f'<text class="chart-note" x="{8}" y="{height - 5 - 13 * (len(notes) - 1 - i)}">'
+                           f'{escape(note)}</text>' for i, note in enumerate(notes)) + "</svg>")
     return "".join(parts)
 
 
