@@ -8,11 +8,14 @@ What it shows, top to bottom:
 - page-level facts (olmOCR-bench style) when the run has them: the benchmark's headline with its interval and the
   pass rates per fact type and per JSONL file, then every fact (failing first) with its explanation and the output
   excerpt where the match was sought, filterable by type and by passed / failed / flaky,
+- charts per engine x dataset (inline SVG, :mod:`~pytest_ocrmetrics.reporting.charts`): the main metric's
+  distribution over documents, baseline against this run per document with a comparison, the main metric per tag,
 - a character confusion heatmap per engine x dataset,
 - every document in a sortable table, worst first, and the worst ``max_details`` documents expandable to a
   side-by-side view of reference and output with exact / fuzzy / unmatched words highlighted, the page image as a
   thumbnail (each page image is embedded once and referenced by every engine's view of it) and the document's
-  baseline deltas,
+  baseline deltas; in a dataset read by two or more engines, one view per document holds every engine's reading
+  side by side, with the deltas against the first engine (:func:`engine_order`),
 - the verdict (failed and errored documents, datasets that could not be loaded, gates, regressions; interrupted
   runs are marked), the datasets that could not be loaded and the label-file lines skipped while loading.
 
@@ -63,7 +66,7 @@ from pytest_ocrmetrics.reporting.common import (
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
 from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
 
-__all__ = ["render_html", "write_html", "image_data_url"]
+__all__ = ["render_html", "write_html", "image_data_url", "engine_order"]
 
 STATISTIC_CHOICES = ("micro", "mean", "median", "p90", "p95", "min", "max")
 MAX_TEXT_CHARS = 20_000  # per text in a detail view
@@ -321,9 +324,10 @@ def _tag_bars(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], en
         return bars
     values: dict[str, list[float]] = {}
     for doc in documents:
-        value = (doc.get("metrics") or {}).get(metric)
+        tags = doc.get("tags")
+        value = (doc.get("metrics") or {}).get(metric) if tags else None
         if isinstance(value, (int, float)):
-            for tag in dict.fromkeys(str(t) for t in doc.get("tags") or ()):
+            for tag in dict.fromkeys(str(t) for t in tags):
                 values.setdefault(tag, []).append(float(value))
     return [charts.Bar(tag, math.fsum(v) / len(v), len(v)) for tag, v in values.items()]
 
@@ -357,12 +361,13 @@ def _charts_section(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any
                                      markers=markers)]
         if comparison is not None:
             points = []
+            baseline = comparison.baseline_metrics
             for doc in docs:
-                key = doc_key(doc)
-                old = (comparison.baseline_metrics.get(key) or {}).get(metric)
+                doc_id = str(doc["id"])
+                old = (baseline.get((dataset, engine, doc_id)) or {}).get(metric)
                 if isinstance(old, (int, float)):
-                    points.append(charts.PairedPoint(str(doc["id"]), float(old), float(doc["metrics"][metric]),
-                                                     status.get(changes.get((*key, metric), ""), "")))
+                    points.append(charts.PairedPoint(doc_id, float(old), float(doc["metrics"][metric]),
+                                                     status.get(changes.get((dataset, engine, doc_id, metric), ""), "")))
             svgs.append(charts.scatter_svg(points, metric=metric, label=label, max_points=MAX_CHART_POINTS))
         bars = _tag_bars(run, docs, engine, dataset, metric)
         if bars:
