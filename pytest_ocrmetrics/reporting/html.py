@@ -362,12 +362,14 @@ def _charts_section(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any
         if comparison is not None:
             points = []
             baseline = comparison.baseline_metrics
+            moved = {key[2]: status[css] for key, css in changes.items()
+                     if key[0] == dataset and key[1] == engine and key[3] == metric and css in status}
             for doc in docs:
                 doc_id = str(doc["id"])
                 old = (baseline.get((dataset, engine, doc_id)) or {}).get(metric)
                 if isinstance(old, (int, float)):
                     points.append(charts.PairedPoint(doc_id, float(old), float(doc["metrics"][metric]),
-                                                     status.get(changes.get((dataset, engine, doc_id, metric), ""), "")))
+                                                     moved.get(doc_id, "")))
             svgs.append(charts.scatter_svg(points, metric=metric, label=label, max_points=MAX_CHART_POINTS))
         bars = _tag_bars(run, docs, engine, dataset, metric)
         if bars:
@@ -1005,21 +1007,30 @@ def _paired_detail(
 
 def _detail_blocks(
     documents: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[str, Any]], engines: Sequence[str],
-) -> list[list[Mapping[str, Any]]]:
-    """The detail views in worst-first order: one per document of a dataset read by one engine, and one per
-    (dataset, id) of a dataset read by two or more engines (placed where its worst reading comes), holding every
-    reading of that document."""
-    engines_of: dict[str, set[str]] = {}
+    engines_of: Mapping[str, Sequence[str]], limit: int,
+) -> tuple[list[list[Mapping[str, Any]]], int]:
+    """The first ``limit`` detail views in worst-first order, and how many there are in all: one per document of a
+    dataset read by one engine, and one per (dataset, id) of a dataset read by two or more engines (placed where
+    its worst reading comes), holding every reading of that document in engine order."""
+    paired = {dataset for dataset, names in engines_of.items() if len(names) >= 2}
+    if not paired:  # the usual case: one view per document
+        return [[doc] for doc in ordered[:max(0, limit)]], len(ordered)
     readings: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    singles = 0
     for doc in documents:
-        engines_of.setdefault(str(doc.get("dataset")), set()).add(str(doc.get("engine")))
-        readings.setdefault((str(doc.get("dataset")), str(doc.get("id"))), []).append(doc)
+        dataset = str(doc.get("dataset"))
+        if dataset in paired:
+            readings.setdefault((dataset, str(doc.get("id"))), []).append(doc)
+        else:
+            singles += 1
     rank = {engine: i for i, engine in enumerate(engines)}
     blocks: list[list[Mapping[str, Any]]] = []
     seen: set[tuple[str, str]] = set()
     for doc in ordered:
+        if len(blocks) >= limit:
+            break
         dataset = str(doc.get("dataset"))
-        if len(engines_of.get(dataset, ())) < 2:
+        if dataset not in paired:
             blocks.append([doc])
             continue
         group = (dataset, str(doc.get("id")))
@@ -1027,7 +1038,7 @@ def _detail_blocks(
             continue
         seen.add(group)
         blocks.append(sorted(readings[group], key=lambda d: rank.get(str(d.get("engine")), len(rank))))
-    return blocks
+    return blocks, singles + len(readings)
 
 
 # ------------------------------------------------------------------------------------------------------ public
@@ -1091,15 +1102,13 @@ def render_html(
                     **{option: value for option, value in given.items() if value is not None}}
     images: dict[Path, tuple[str | None, str | None, str | None]] = {}  # path -> (id, data URL, note)
     engines = engine_order(run)
-    blocks = _detail_blocks(documents, ordered, engines)
-    engines_of: dict[str, list[str]] = {}
+    engines_of: dict[str, dict[str, None]] = {}  # dataset -> its engines, in the order first seen
     for doc in documents:
-        names = engines_of.setdefault(str(doc.get("dataset")), [])
-        if str(doc.get("engine")) not in names:
-            names.append(str(doc.get("engine")))
+        engines_of.setdefault(str(doc.get("dataset")), {})[str(doc.get("engine"))] = None
+    blocks, block_count = _detail_blocks(documents, ordered, engines, engines_of, max_details)
     anchors: dict[tuple[str, str, str], str] = {}
     details = []
-    for number, block in enumerate(blocks[:max_details], start=1):
+    for number, block in enumerate(blocks, start=1):
         for doc in block:
             anchors[doc_key(doc)] = f"doc-{number}"
         dataset = str(block[0].get("dataset"))
@@ -1113,8 +1122,8 @@ def render_html(
                                       changes, root, thumbnail_pixels, number <= max_images, word_options, images))
     image_store = "".join(f'<img id="{image_id}" src="{e(url)}" alt="">' for image_id, url, _ in images.values() if url)
     more = ""
-    if len(blocks) > max_details:
-        more = (f'<p class="note">{len(blocks) - max_details} more documents have no detail view here '
+    if block_count > max_details:
+        more = (f'<p class="note">{block_count - max_details} more documents have no detail view here '
                 f'(only the worst {max_details} do, to keep the file small); see the table above or the CSV report.</p>')
     details_section = ""
     paired = sorted(dataset for dataset, names in engines_of.items() if len(names) >= 2)
