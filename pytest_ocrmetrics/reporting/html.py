@@ -343,7 +343,8 @@ def _charts_section(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any
     for row in run.get("summary", []) or []:  # the summary's order first
         groups.setdefault((str(row.get("engine")), str(row.get("dataset"))), [])
     for doc in documents:
-        if doc.get("outcome") in ("passed", "failed") and metric in (doc.get("metrics") or {}):
+        value = (doc.get("metrics") or {}).get(metric)
+        if doc.get("outcome") in ("passed", "failed") and isinstance(value, (int, float)) and not isinstance(value, bool):
             groups.setdefault((str(doc.get("engine")), str(doc.get("dataset"))), []).append(doc)
     stats_by_group = {(str(row.get("engine")), str(row.get("dataset"))): (row.get("metrics") or {}).get(metric) or {}
                       for row in run.get("summary", []) or []}

@@ -46,6 +46,10 @@ def test_histogram_per_engine_and_dataset_without_baseline() -> None:
     assert not page.find("svg", class_="chart scatter") and not page.find("svg", class_="chart bars")
     # without charts: no section (the benchmark's switch)
     assert "<svg" not in render_html(run, with_charts=False)
+    # a document whose value is missing (null) or that errored is left out of the distribution, not a crash
+    run["documents"][0]["metrics"]["cer"] = None
+    run["documents"][1]["outcome"] = "error"
+    assert "tesseract / receipts: CER over 3 documents" in Page(render_html(run)).text("charts")
 
 
 def test_baseline_scatter_and_tag_bars() -> None:
