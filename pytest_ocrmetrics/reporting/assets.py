@@ -116,7 +116,34 @@ table.heat th.ch, table.heat td.ch { font-family: ui-monospace, "DejaVu Sans Mon
 .missing-image { padding: 18px 8px; border: 1px dashed var(--line); color: var(--muted); font-size: 12px; text-align: center; }
 .kv { font-size: 12px; color: var(--muted); }
 .kv b { color: var(--fg); }
-@media (max-width: 900px) { .docbody, .pair { grid-template-columns: 1fr; } }
+.charts { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
+.chart-group { margin-bottom: 10px; }
+svg.chart { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 6px; background: var(--bg);
+  font: 11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
+svg.chart text { fill: var(--muted); }
+svg.chart text.chart-title { fill: var(--fg); font-weight: 600; font-size: 12px; }
+svg.chart text.chart-note, svg.chart text.zone-label { font-size: 10.5px; }
+svg.chart text.zone-label { fill: var(--bad); }
+svg.chart text.value { fill: var(--fg); }
+svg.chart .axis, svg.chart .frame { stroke: #8c959f; fill: none; }
+svg.chart .grid { stroke: #eaeef2; }
+svg.chart .bar { fill: #54aeff; }
+svg.chart .bar:hover, svg.chart .cell:hover { fill: var(--accent); }
+svg.chart .marker { stroke: var(--fg); stroke-dasharray: 4 3; }
+svg.chart text.marker-label { fill: var(--fg); }
+svg.chart .diagonal { stroke: #57606a; stroke-dasharray: 5 4; }
+svg.chart .worse-zone { fill: #ffebe9; fill-opacity: .55; }
+svg.chart .cell { fill: #0969da; }
+svg.chart .pt { fill: #8c959f; fill-opacity: .75; stroke: #fff; stroke-width: .5; }
+svg.chart .pt.worse { fill: var(--bad); fill-opacity: .95; }
+svg.chart .pt.better { fill: var(--good); fill-opacity: .9; }
+svg.chart .pt:hover { stroke: var(--fg); stroke-width: 2; }
+.paired .pair { grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); }
+.paired .docbody { grid-template-columns: minmax(140px, 260px) 1fr; }
+.metrics-table td.missing { color: var(--muted); font-style: italic; }
+.delta.versus { color: var(--muted); font-weight: normal; }
+.delta.versus.worse { color: #a40e26; } .delta.versus.better { color: var(--good); }
+@media (max-width: 900px) { .docbody, .pair, .paired .pair, .paired .docbody { grid-template-columns: 1fr; } }
 """
 
 JS = """

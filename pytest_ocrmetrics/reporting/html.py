@@ -8,11 +8,14 @@ What it shows, top to bottom:
 - page-level facts (olmOCR-bench style) when the run has them: the benchmark's headline with its interval and the
   pass rates per fact type and per JSONL file, then every fact (failing first) with its explanation and the output
   excerpt where the match was sought, filterable by type and by passed / failed / flaky,
+- charts per engine x dataset (inline SVG, :mod:`~pytest_ocrmetrics.reporting.charts`): the main metric's
+  distribution over documents, baseline against this run per document with a comparison, the main metric per tag,
 - a character confusion heatmap per engine x dataset,
 - every document in a sortable table, worst first, and the worst ``max_details`` documents expandable to a
   side-by-side view of reference and output with exact / fuzzy / unmatched words highlighted, the page image as a
   thumbnail (each page image is embedded once and referenced by every engine's view of it) and the document's
-  baseline deltas,
+  baseline deltas; in a dataset read by two or more engines, one view per document holds every engine's reading
+  side by side, with the deltas against the first engine (:func:`engine_order`),
 - the verdict (failed and errored documents, datasets that could not be loaded, gates, regressions; interrupted
   runs are marked), the datasets that could not be loaded and the label-file lines skipped while loading.
 
@@ -41,7 +44,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from pytest_ocrmetrics.gating import AggregateDelta, Comparison, GateResult
-from pytest_ocrmetrics.metrics.registry import METRICS
+from pytest_ocrmetrics.metrics.registry import METRICS, regression
+from pytest_ocrmetrics.reporting import charts
 from pytest_ocrmetrics.reporting.assets import CSS, JS, csp_hash
 from pytest_ocrmetrics.reporting.common import (
     VERDICT_ORDER,
@@ -63,7 +67,7 @@ from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
 from pytest_ocrmetrics.reporting.images import ImageFinder
 from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
 
-__all__ = ["render_html", "write_html", "image_data_url"]
+__all__ = ["render_html", "write_html", "image_data_url", "engine_order"]
 
 STATISTIC_CHOICES = ("micro", "mean", "median", "p90", "p95", "min", "max")
 MAX_TEXT_CHARS = 20_000  # per text in a detail view
@@ -72,6 +76,8 @@ SUMMARY_METRICS = 4  # metrics named on a closed detail view's summary line
 CONFUSION_PAIRS = 24  # most frequent (reference, output) pairs per confusion heatmap
 MAX_SKIPPED_ENTRIES = 50  # skipped label-file lines listed (all are counted)
 MAX_FACT_TEXT = 1_000  # characters of a fact's explanation or excerpt shown in the facts table
+MAX_CHART_POINTS = 400  # documents drawn as points in a baseline scatter; past that, a grid counts them all
+MAX_TAG_BARS = 30  # tags in a chart of the main metric per tag (worst first)
 _RAW_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                     ".webp": "image/webp"}
 _MAX_RAW_IMAGE_BYTES = 1_500_000
@@ -310,6 +316,87 @@ def _tags_section(run: Mapping[str, Any], metrics: list[str]) -> str:
             '</table></div></section>')
 
 
+def _tag_bars(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], engine: str, dataset: str,
+              metric: str) -> list[charts.Bar]:
+    """The main metric per tag for one engine x dataset: the micro value of the run's ``summary_by_tag`` rows, else
+    (a run file without them) the mean over the documents carrying each tag."""
+    rows = [row for row in run.get("summary_by_tag") or () if isinstance(row, Mapping)
+            and str(row.get("engine")) == engine and str(row.get("dataset")) == dataset]
+    bars = []
+    for row in rows:
+        stats = (row.get("metrics") or {}).get(metric) or {}
+        value = stats.get("micro") if isinstance(stats, Mapping) else None
+        if isinstance(value, (int, float)):
+            bars.append(charts.Bar(str(row.get("tag")), float(value), int(row.get("evaluated") or stats.get("n") or 0)))
+    if bars or rows:
+        return bars
+    values: dict[str, list[float]] = {}
+    for doc in documents:
+        tags = doc.get("tags")
+        value = (doc.get("metrics") or {}).get(metric) if tags else None
+        if isinstance(value, (int, float)):
+            for tag in dict.fromkeys(str(t) for t in tags):
+                values.setdefault(tag, []).append(float(value))
+    return [charts.Bar(tag, math.fsum(v) / len(v), len(v)) for tag, v in values.items()]
+
+
+def _charts_section(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], metric: str | None,
+                    comparison: Comparison | None, changes: ChangeClasses) -> str:
+    """Per engine x dataset: the main metric's distribution over documents, baseline against this run per document
+    (with a comparison) and the main metric per tag (when documents carry tags), as inline SVG
+    (:mod:`~pytest_ocrmetrics.reporting.charts`); empty when no document has the metric."""
+    if metric is None:
+        return ""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in run.get("summary", []) or []:  # the summary's order first
+        groups.setdefault((str(row.get("engine")), str(row.get("dataset"))), [])
+    for doc in documents:
+        value = (doc.get("metrics") or {}).get(metric)
+        if doc.get("outcome") in ("passed", "failed") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            groups.setdefault((str(doc.get("engine")), str(doc.get("dataset"))), []).append(doc)
+    stats_by_group = {(str(row.get("engine")), str(row.get("dataset"))): (row.get("metrics") or {}).get(metric) or {}
+                      for row in run.get("summary", []) or []}
+    status = {"worse": "regression", "better": "improvement"}
+    blocks = []
+    tagged = False
+    for (engine, dataset), docs in groups.items():
+        if not docs:
+            continue
+        label = f"{engine} / {dataset}"
+        stats = stats_by_group.get((engine, dataset), {})
+        markers = [(name, float(stats[key])) for name, key in (("median", "median"), ("corpus", "micro"))
+                   if isinstance(stats.get(key), (int, float))]
+        svgs = [charts.histogram_svg([float(d["metrics"][metric]) for d in docs], metric=metric, label=label,
+                                     markers=markers)]
+        if comparison is not None:
+            points = []
+            baseline = comparison.baseline_metrics
+            moved = {key[2]: status[css] for key, css in changes.items()
+                     if key[0] == dataset and key[1] == engine and key[3] == metric and css in status}
+            for doc in docs:
+                doc_id = str(doc["id"])
+                old = (baseline.get((dataset, engine, doc_id)) or {}).get(metric)
+                if isinstance(old, (int, float)):
+                    points.append(charts.PairedPoint(doc_id, float(old), float(doc["metrics"][metric]),
+                                                     moved.get(doc_id, "")))
+            svgs.append(charts.scatter_svg(points, metric=metric, label=label, max_points=MAX_CHART_POINTS))
+        bars = _tag_bars(run, docs, engine, dataset, metric)
+        if bars:
+            tagged = True
+            svgs.append(charts.bars_svg(bars, metric=metric, label=label, max_bars=MAX_TAG_BARS))
+        blocks.append(f'<div class="chart-group"><h3>{e(label)}</h3><div class="charts">{"".join(svgs)}</div></div>')
+    if not blocks:
+        return ""
+    parts = [f"the distribution of {_title(metric)} over documents (dashed: the median and the corpus value)"]
+    if comparison is not None:
+        parts.append("baseline against this run per document: points on the shaded side of the diagonal got worse, "
+                     "red ones beyond tolerance (hover a point for its document)")
+    if tagged:
+        parts.append(f"{_title(metric)} per tag")
+    return (f'<section id="charts"><h2>Charts</h2><p class="note">Per engine and dataset: {e("; ".join(parts))}.'
+            f'</p>{"".join(blocks)}</section>')
+
+
 def _gates_section(results: Sequence[GateResult]) -> str:
     if not results:
         return ""
@@ -516,7 +603,7 @@ def _rates_table(table_id: str, title: str, rows: Sequence[Mapping[str, Any]], k
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
-def _facts_section(run: Mapping[str, Any], detail_ranks: Mapping[tuple[str, str, str], int], max_rows: int) -> str:
+def _facts_section(run: Mapping[str, Any], anchors: Mapping[tuple[str, str, str], str], max_rows: int) -> str:
     """The run's page-level facts (``facts`` and ``facts_summary``); empty when the run has none."""
     facts = [f for f in run.get("facts") or () if isinstance(f, Mapping)] if isinstance(run.get("facts"), list) else []
     rows = ([r for r in run.get("facts_summary") or () if isinstance(r, Mapping)]
@@ -547,7 +634,7 @@ def _facts_section(run: Mapping[str, Any], detail_ranks: Mapping[tuple[str, str,
         if rates:
             parts.append(f'<div class="grid2 facts-rates">{rates}</div>')
     if facts:
-        parts.append(_facts_table(facts, detail_ranks, max_rows))
+        parts.append(_facts_table(facts, anchors, max_rows))
     failed = sum(1 for f in facts if f.get("passed") is not True)
     flaky = sum(1 for f in facts if f.get("flaky"))
     heading = (f" ({len(facts)}: {len(facts) - failed} passed, {failed} failed"
@@ -559,7 +646,7 @@ def _facts_section(run: Mapping[str, Any], detail_ranks: Mapping[tuple[str, str,
     return f'<section id="facts"><h2>Facts{e(heading)}</h2>{note}{"".join(parts)}</section>'
 
 
-def _facts_table(facts: Sequence[Mapping[str, Any]], detail_ranks: Mapping[tuple[str, str, str], int],
+def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str, str, str], str],
                  max_rows: int) -> str:
     """Every fact (the first ``max_rows``, failing first) with a filter by type and by passed / failed / flaky; rows
     carry ``data-type`` and ``data-verdict`` for it, and all are visible without JavaScript."""
@@ -585,8 +672,8 @@ def _facts_table(facts: Sequence[Mapping[str, Any]], detail_ranks: Mapping[tuple
         title = (" · ".join(f"repeat {i}: {'passed' if r.get('passed') is True else 'failed'}"
                             for i, r in enumerate(repeats, start=1)) if len(repeats) > 1 else "")
         document = str(fact.get("document"))
-        rank = detail_ranks.get((str(fact.get("dataset")), str(fact.get("engine")), document))
-        doc_html = f'<a class="doc-link" href="#doc-{rank}">{e(document)}</a>' if rank else e(document)
+        anchor = anchors.get((str(fact.get("dataset")), str(fact.get("engine")), document))
+        doc_html = f'<a class="doc-link" href="#{anchor}">{e(document)}</a>' if anchor else e(document)
         notes = fact.get("notes")
         notes_html = ("".join(f' <span class="kv">({e(_cut(n, 200))})</span>' for n in notes[:5])
                       if isinstance(notes, list) else "")
@@ -648,7 +735,7 @@ def _skipped_section(run: Mapping[str, Any]) -> str:
 
 def _documents_section(
     ordered: Sequence[Mapping[str, Any]], metrics: list[str], primary: str | None, comparison: Comparison | None,
-    changes: ChangeClasses, max_details: int, max_rows: int,
+    changes: ChangeClasses, anchors: Mapping[tuple[str, str, str], str], max_rows: int,
 ) -> str:
     baseline = comparison.baseline_metrics if comparison else {}
     head = ['<th class="num"><button type="button" class="sort">#</button></th>',
@@ -663,7 +750,8 @@ def _documents_section(
     for rank, doc in enumerate(ordered[:max_rows], start=1):
         key = doc_key(doc)
         doc_id = str(doc["id"])
-        label = (f'<a class="doc-link" href="#doc-{rank}">{e(doc_id)}</a>' if rank <= max_details else e(doc_id))
+        anchor = anchors.get(key)
+        label = f'<a class="doc-link" href="#{anchor}">{e(doc_id)}</a>' if anchor else e(doc_id)
         cells = [f'<td class="num" data-sort="{rank}">{rank}</td>', f'<td data-sort="{e(doc_id)}">{label}</td>',
                  f'<td>{e(doc["engine"])}</td>', f'<td>{e(doc["dataset"])}</td>',
                  f'<td data-sort="{e(doc.get("outcome"))}"><span class="badge {e(doc.get("outcome"))}">'
@@ -713,6 +801,54 @@ _LEGEND = ('<div class="legend"><span class="sw w-exact">exact</span> normal tex
            'output</div>')
 
 
+def _image_html(doc: Mapping[str, Any], finder: ImageFinder, thumbnail_pixels: int, with_image: bool,
+                images: dict[Path, tuple[str | None, str | None, str | None]]) -> str:
+    """The page image of ``doc`` as a thumbnail referring to the report's image store (each page image is embedded
+    once, however many engines read it), or a note saying why there is none."""
+    image = doc.get("image")
+    if not with_image:
+        return '<div class="missing-image">image left out to keep the report small</div>'
+    if not image:
+        return '<div class="missing-image">no image recorded for this document</div>'
+    path = _resolve_image(doc, finder)
+    if path not in images:
+        url, note = image_data_url(path, max_pixels=thumbnail_pixels)
+        images[path] = (f"image-{len(images) + 1}" if url else None, url, note)
+    image_id, _, note = images[path]
+    if image_id:
+        return f'<img class="thumb" data-image="{image_id}" alt="{e(doc["id"])}" title="click to enlarge">'
+    return f'<div class="missing-image">{e(note)}</div>'
+
+
+def _extras(doc: Mapping[str, Any]) -> str:
+    """Time, cache, confidence and truncation of one reading, on one line."""
+    extras = [f"time {doc.get('elapsed_s', 0):.2f}s"]
+    if doc.get("cached"):
+        extras.append("cached output")
+    if doc.get("confidence") is not None:
+        extras.append(f"confidence {doc['confidence']:.3f}")
+    if doc.get("truncated"):
+        extras.append("output truncated")
+    return " · ".join(extras)
+
+
+def _top_confusions(doc: Mapping[str, Any]) -> str:
+    """The document's most frequent confusions, or empty."""
+    top = sorted((c for c in doc.get("confusions") or [] if len(c) >= 3), key=lambda c: -int(c[2]))[:8]
+    return " \u00b7 ".join(f"{_visible(str(c[0] or ''))}\u2192{_visible(str(c[1] or ''))} \u00d7{int(c[2])}"
+                            for c in top)
+
+
+def _shown_text(value: Any) -> str | None:
+    return value[:MAX_TEXT_CHARS] if isinstance(value, str) else None
+
+
+def _cut_note(*texts: Any) -> str:
+    if any(isinstance(t, str) and len(t) > MAX_TEXT_CHARS for t in texts):
+        return f'<p class="note">texts cut at {MAX_TEXT_CHARS} characters in this view</p>'
+    return ""
+
+
 def _detail(
     rank: int, doc: Mapping[str, Any], metrics: list[str], comparison: Comparison | None, changes: ChangeClasses,
     finder: ImageFinder, thumbnail_pixels: int, with_image: bool, word_options: Mapping[str, Any],
@@ -728,22 +864,7 @@ def _detail(
                f'<span class="kv">{e(doc["engine"])} / {e(doc["dataset"])}</span>'
                f'<span class="metrics">{e(summary_metrics)}</span></summary>')
     # side column: image and metric table with baseline deltas
-    side = []
-    image = doc.get("image")
-    if not with_image:
-        side.append('<div class="missing-image">image left out to keep the report small</div>')
-    elif image:
-        path = _resolve_image(doc, finder)
-        if path not in images:  # each page image is embedded once, however many engines read it
-            url, note = image_data_url(path, max_pixels=thumbnail_pixels)
-            images[path] = (f"image-{len(images) + 1}" if url else None, url, note)
-        image_id, _, note = images[path]
-        if image_id:
-            side.append(f'<img class="thumb" data-image="{image_id}" alt="{e(doc["id"])}" title="click to enlarge">')
-        else:
-            side.append(f'<div class="missing-image">{e(note)}</div>')
-    else:
-        side.append('<div class="missing-image">no image recorded for this document</div>')
+    side = [_image_html(doc, finder, thumbnail_pixels, with_image, images)]
     shown = [m for m in metrics if m in doc_metrics]
     metric_table = ""
     if shown:
@@ -765,30 +886,17 @@ def _detail(
                         f'</thead><tbody>{"".join(rows)}</tbody></table></div>')
     if comparison is not None and old is None:
         metric_table += '<p class="note">not in the baseline (a new document)</p>'
-    extras = [f"time {doc.get('elapsed_s', 0):.2f}s"]
-    if doc.get("cached"):
-        extras.append("cached output")
-    if doc.get("confidence") is not None:
-        extras.append(f"confidence {doc['confidence']:.3f}")
-    if doc.get("truncated"):
-        extras.append("output truncated")
-    side.append(f'<p class="kv">{e(" · ".join(extras))}</p>')
-    confusions = doc.get("confusions") or []
+    side.append(f'<p class="kv">{e(_extras(doc))}</p>')
+    confusions = _top_confusions(doc)
     if confusions:
-        top = sorted((c for c in confusions if len(c) >= 3), key=lambda c: -int(c[2]))[:8]
-        items = " \u00b7 ".join(f"{_visible(str(c[0] or ''))}\u2192{_visible(str(c[1] or ''))} \u00d7{int(c[2])}" for c in top)
-        side.append(f'<p class="kv">top confusions: <b>{e(items)}</b></p>')
+        side.append(f'<p class="kv">top confusions: <b>{e(confusions)}</b></p>')
     # texts
     reference, hypothesis = doc.get("reference"), doc.get("hypothesis")
     texts = []
     if doc.get("message"):
         texts.append(f'<pre class="message">{e(doc["message"])}</pre>')
     texts.append(metric_table)
-    note = ""
-    ref_shown = reference[:MAX_TEXT_CHARS] if isinstance(reference, str) else None
-    hyp_shown = hypothesis[:MAX_TEXT_CHARS] if isinstance(hypothesis, str) else None
-    if (reference and len(reference) > MAX_TEXT_CHARS) or (hypothesis and len(hypothesis) > MAX_TEXT_CHARS):
-        note = f'<p class="note">texts cut at {MAX_TEXT_CHARS} characters in this view</p>'
+    ref_shown, hyp_shown = _shown_text(reference), _shown_text(hypothesis)
     ref_tokens = hyp_tokens = None
     if ref_shown is not None and hyp_shown is not None:
         ref_tokens, hyp_tokens = highlight_words(ref_shown, hyp_shown, **word_options)
@@ -799,9 +907,149 @@ def _detail(
     texts.append('<div class="pair">'
                  + _text_pane("Reference (ground truth)", ref_tokens, ref_shown, "no reference text recorded")
                  + _text_pane(f"Output ({doc['engine']})", hyp_tokens, hyp_shown, "no output recorded")
-                 + "</div>" + note)
+                 + "</div>" + _cut_note(reference, hypothesis))
     return (f'<details class="doc" id="doc-{rank}">{summary}<div class="docbody"><div class="side">{"".join(side)}</div>'
             f'<div class="texts">{"".join(texts)}</div></div></details>')
+
+
+def engine_order(run: Mapping[str, Any]) -> list[str]:
+    """The run's engines in the order its ``environment.engines`` lists them, then any other engine in the order
+    its documents first name it: the first is the one a paired document view measures the others against."""
+    listed = [str(name) for name in ((run.get("environment") or {}).get("engines") or {})]
+    for doc in run.get("documents") or ():
+        if str(doc.get("engine")) not in listed:
+            listed.append(str(doc.get("engine")))
+    return listed
+
+
+def _paired_detail(
+    number: int, readings: Sequence[tuple[str, Mapping[str, Any] | None]], metrics: list[str],
+    comparison: Comparison | None, changes: ChangeClasses, finder: ImageFinder, thumbnail_pixels: int,
+    with_image: bool, word_options: Mapping[str, Any], images: dict[Path, tuple[str | None, str | None, str | None]],
+) -> str:
+    """One document of a dataset read by two or more engines: every engine's reading side by side (its metrics with
+    the delta against the first engine, and its output highlighted against the one reference), in one block.
+
+    ``readings`` are (engine, document record or None when that engine has no record of the document), the first
+    engine first."""
+    present = [doc for _, doc in readings if doc is not None]
+    first_doc = present[0]
+    doc_id, dataset = str(first_doc["id"]), str(first_doc["dataset"])
+    first_engine, first = readings[0]
+    first_metrics = (first or {}).get("metrics") or {}
+    primary = next((m for m in metrics if any(m in (d.get("metrics") or {}) for d in present)), None)
+    badges = []
+    for engine, doc in readings:
+        if doc is None:
+            badges.append(f'<span class="kv">{e(engine)}: <i>no record</i></span>')
+            continue
+        value = (doc.get("metrics") or {}).get(primary) if primary else None
+        shown_value = f" {_title(primary)} {format_value(primary, value)}" if primary and value is not None else ""
+        badges.append(f'<span class="kv">{e(engine)} <span class="badge {e(doc.get("outcome"))}">'
+                      f'{e(doc.get("outcome"))}</span>{e(shown_value)}</span>')
+    summary = (f'<summary><span class="rank">#{number}</span><span class="docid">{e(doc_id)}</span>'
+               f'<span class="kv">{e(dataset)}: {len(present)} of {len(readings)} engines</span>{"".join(badges)}'
+               f'</summary>')
+    # side column: the page image (once) and each reading's time, cache and confusions
+    imaged = next((doc for doc in present if doc.get("image")), first_doc)
+    side = [_image_html(imaged, finder, thumbnail_pixels, with_image, images)]
+    for engine, doc in readings:
+        if doc is None:
+            continue
+        confusions = _top_confusions(doc)
+        side.append(f'<p class="kv"><b>{e(engine)}</b>: {e(_extras(doc))}'
+                    + (f'; top confusions: <b>{e(confusions)}</b>' if confusions else "") + "</p>")
+    # metrics: one row per engine, the delta against the first engine (and against the baseline) under each value
+    shown = [m for m in metrics if any(m in (d.get("metrics") or {}) for d in present)]
+    texts = []
+    for engine, doc in readings:
+        if doc is not None and doc.get("message"):
+            texts.append(f'<pre class="message">{e(engine)}: {e(doc["message"])}</pre>')
+    if shown:
+        head = "".join(f'<th class="num">{e(_title(m))} {direction_arrow(m)}</th>' for m in shown)
+        rows = []
+        for index, (engine, doc) in enumerate(readings):
+            if doc is None:
+                rows.append(f'<tr data-engine="{e(engine)}"><th>{e(engine)}</th><td class="missing" '
+                            f'colspan="{len(shown)}">no record of this document for this engine in the run</td></tr>')
+                continue
+            doc_metrics = doc.get("metrics") or {}
+            old = comparison.baseline_metrics.get(doc_key(doc)) if comparison else None
+            cells = []
+            for m in shown:
+                value = doc_metrics.get(m)
+                bits = [e(format_value(m, value))]
+                if index and value is not None and first_metrics.get(m) is not None:
+                    d = value - first_metrics[m]
+                    css = "" if d == 0 else ("worse" if regression(m, value, first_metrics[m]) > 0 else "better")
+                    bits.append(f'<span class="delta versus {css}" title="against {e(first_engine)}">'
+                                f'{e(format_delta(m, d))} vs {e(first_engine)}</span>')
+                if old is not None and value is not None and old.get(m) is not None and value != old[m]:
+                    bits.append(f'<span class="delta {changes.get((*doc_key(doc), m), "")}" title="against the '
+                                f'baseline">{e(format_delta(m, value - old[m]))} vs baseline</span>')
+                cells.append(f'<td class="num" data-sort="{_num(value)}">{"".join(bits)}</td>')
+            outcome = f' <span class="badge {e(doc.get("outcome"))}">{e(doc.get("outcome"))}</span>'
+            rows.append(f'<tr data-engine="{e(engine)}"><th>{e(engine)}{outcome}</th>{"".join(cells)}</tr>')
+        texts.append(f'<div class="scroll"><table class="data small metrics-table paired-metrics"><thead><tr>'
+                     f'<th>engine</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+    # texts: the reference once, then each engine's output highlighted against it
+    reference = next((doc.get("reference") for doc in present if isinstance(doc.get("reference"), str)), None)
+    ref_shown = _shown_text(reference)
+    panes = [_text_pane("Reference (ground truth)",
+                        [Token(ref_shown, "ignored")] if ref_shown is not None else None, ref_shown,
+                        "no reference text recorded")]
+    for engine, doc in readings:
+        if doc is None:
+            panes.append(_text_pane(f"Output ({engine})", None, None, "no record of this document for this engine"))
+            continue
+        hyp_shown = _shown_text(doc.get("hypothesis"))
+        hyp_tokens = None
+        if ref_shown is not None and hyp_shown is not None:
+            hyp_tokens = highlight_words(ref_shown, hyp_shown, **word_options)[1]
+        elif hyp_shown is not None:
+            hyp_tokens = [Token(hyp_shown, "ignored")]
+        panes.append(_text_pane(f"Output ({engine})", hyp_tokens, hyp_shown, "no output recorded"))
+    texts.append(f'<div class="pair readings">{"".join(panes)}</div>'
+                 + _cut_note(reference, *(doc.get("hypothesis") for doc in present)))
+    return (f'<details class="doc paired" id="doc-{number}" data-dataset="{e(dataset)}">{summary}'
+            f'<div class="docbody"><div class="side">{"".join(side)}</div><div class="texts">{"".join(texts)}</div>'
+            f'</div></details>')
+
+
+def _detail_blocks(
+    documents: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[str, Any]], engines: Sequence[str],
+    engines_of: Mapping[str, Sequence[str]], limit: int,
+) -> tuple[list[list[Mapping[str, Any]]], int]:
+    """The first ``limit`` detail views in worst-first order, and how many there are in all: one per document of a
+    dataset read by one engine, and one per (dataset, id) of a dataset read by two or more engines (placed where
+    its worst reading comes), holding every reading of that document in engine order."""
+    paired = {dataset for dataset, names in engines_of.items() if len(names) >= 2}
+    if not paired:  # the usual case: one view per document
+        return [[doc] for doc in ordered[:max(0, limit)]], len(ordered)
+    readings: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    singles = 0
+    for doc in documents:
+        dataset = str(doc.get("dataset"))
+        if dataset in paired:
+            readings.setdefault((dataset, str(doc.get("id"))), []).append(doc)
+        else:
+            singles += 1
+    rank = {engine: i for i, engine in enumerate(engines)}
+    blocks: list[list[Mapping[str, Any]]] = []
+    seen: set[tuple[str, str]] = set()
+    for doc in ordered:
+        if len(blocks) >= limit:
+            break
+        dataset = str(doc.get("dataset"))
+        if dataset not in paired:
+            blocks.append([doc])
+            continue
+        group = (dataset, str(doc.get("id")))
+        if group in seen:
+            continue
+        seen.add(group)
+        blocks.append(sorted(readings[group], key=lambda d: rank.get(str(d.get("engine")), len(rank))))
+    return blocks, singles + len(readings)
 
 
 # ------------------------------------------------------------------------------------------------------ public
@@ -830,6 +1078,7 @@ def render_html(
     max_distance: int | None = None,
     case_sensitive: bool | None = None,
     ignore_punctuation: bool | None = None,
+    with_charts: bool = True,
 ) -> str:
     """Render a run (a JSON run file's dict) as one self-contained HTML page.
 
@@ -844,7 +1093,8 @@ def render_html(
     ``max_distance``, ``case_sensitive`` and ``ignore_punctuation`` set how words are matched for highlighting; each
     one not given is the run's own (its ``normalization.word_match``, what its ``crr`` and ``word_f1`` used), else
     the evaluator's default (1 edit, case-insensitive, punctuation stripped). Exact words are left uncoloured, fuzzy
-    ones purple, unmatched ones red, as the evaluator's legend has them.
+    ones purple, unmatched ones red, as the evaluator's legend has them. ``with_charts=False`` leaves the charts
+    section out (the benchmark measures what the charts cost).
     """
     root = ImageFinder.for_run(run, image_root=image_root, run_folder=run_folder)
     metrics = run_metrics(run)
@@ -864,21 +1114,41 @@ def render_html(
                        and not (option == "max_distance" and (isinstance(recorded[key], bool) or recorded[key] < 0))},
                     **{option: value for option, value in given.items() if value is not None}}
     images: dict[Path, tuple[str | None, str | None, str | None]] = {}  # path -> (id, data URL, note)
-    details = [
-        _detail(rank, doc, metrics, comparison, changes, root, thumbnail_pixels, rank <= max_images, word_options,
-                images)
-        for rank, doc in enumerate(ordered[:max_details], start=1)
-    ]
+    engines = engine_order(run)
+    engines_of: dict[str, dict[str, None]] = {}  # dataset -> its engines, in the order first seen
+    for doc in documents:
+        engines_of.setdefault(str(doc.get("dataset")), {})[str(doc.get("engine"))] = None
+    blocks, block_count = _detail_blocks(documents, ordered, engines, engines_of, max_details)
+    anchors: dict[tuple[str, str, str], str] = {}
+    details = []
+    for number, block in enumerate(blocks, start=1):
+        for doc in block:
+            anchors[doc_key(doc)] = f"doc-{number}"
+        dataset = str(block[0].get("dataset"))
+        if len(engines_of.get(dataset, ())) < 2:
+            details.append(_detail(number, block[0], metrics, comparison, changes, root, thumbnail_pixels,
+                                   number <= max_images, word_options, images))
+            continue
+        by_engine = {str(doc.get("engine")): doc for doc in block}
+        names = sorted(engines_of[dataset], key=lambda name: engines.index(name) if name in engines else len(engines))
+        details.append(_paired_detail(number, [(name, by_engine.get(name)) for name in names], metrics, comparison,
+                                      changes, root, thumbnail_pixels, number <= max_images, word_options, images))
     image_store = "".join(f'<img id="{image_id}" src="{e(url)}" alt="">' for image_id, url, _ in images.values() if url)
     more = ""
-    if len(ordered) > max_details:
-        more = (f'<p class="note">{len(ordered) - max_details} more documents have no detail view here '
+    if block_count > max_details:
+        more = (f'<p class="note">{block_count - max_details} more documents have no detail view here '
                 f'(only the worst {max_details} do, to keep the file small); see the table above or the CSV report.</p>')
     more += _missing_images_note(images)
     details_section = ""
+    paired = sorted(dataset for dataset, names in engines_of.items() if len(names) >= 2)
+    firsts = ", ".join(f"{dataset} (against {min(engines_of[dataset], key=engines.index)})" for dataset in paired)
+    paired_note = (f'<p class="note">Read by several engines: {e(firsts)}. Each of their documents shows every '
+                   f'engine\'s reading side by side, with the delta against the first engine under each value.</p>'
+                   if paired else "")
     if ordered:
         details_section = (
             '<section id="details"><h2>Document details, worst first</h2>'
+            f'{paired_note}'
             '<div class="toolbar"><button type="button" class="action" data-action="expand">Expand all</button>'
             '<button type="button" class="action" data-action="collapse">Collapse all</button></div>'
             f'{_LEGEND}{"".join(details)}{more}</section>'
@@ -888,14 +1158,14 @@ def render_html(
         "<main>",
         _summary_section(run, metrics, comparison),
         _tags_section(run, metrics),
+        _charts_section(run, documents, primary, comparison, changes) if with_charts else "",
         _gates_section(results),
         _comparison_section(comparison) if comparison is not None else "",
-        _facts_section(run, {doc_key(doc): rank for rank, doc in enumerate(ordered[:max_details], start=1)},
-                       max_fact_rows),
+        _facts_section(run, anchors, max_fact_rows),
         _confusions_section(documents),
         _collection_errors_section(run),
         _skipped_section(run),
-        _documents_section(ordered, metrics, primary, comparison, changes, max_details, max_rows) if ordered else "",
+        _documents_section(ordered, metrics, primary, comparison, changes, anchors, max_rows) if ordered else "",
         details_section,
         "</main>",
         f'<div hidden id="images">{image_store}</div>' if image_store else "",

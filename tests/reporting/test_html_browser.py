@@ -151,7 +151,8 @@ def test_sort_hide_switch_export_expand_offline(browser: Any, report: Path, tmp_
 
 def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp_path: Path) -> None:
     """Lone surrogates, NUL, ESC, U+FFFE, bidi controls, formula-like ids and a 2 MB text: the page loads without a
-    console error, lists every document, shows marks instead of raw controls and one embedded image for two engines."""
+    console error, lists every document, shows marks instead of raw controls and one embedded image for two engines
+    (both engines' readings of a document in one side-by-side view)."""
     from pytest_ocrmetrics.reporting.files import write_reports
     from pytest_ocrmetrics.verdict import Verdict
 
@@ -166,7 +167,7 @@ def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp
             for n, doc_id in enumerate(ids) for engine in ("tesseract", "trocr")]
     write_reports(make_run(docs), Verdict(), html=tmp_path / "report.html", html_options={"image_root": tmp_path})
     report = tmp_path / "report.html"
-    assert report.read_text(encoding="utf-8").count("data:image/") == 1  # one page image, fourteen views of it
+    assert report.read_text(encoding="utf-8").count("data:image/") == 1  # one page image, seven views of it
     context, page, requests, problems = _open(browser, report)
     try:
         shown = _column(page, "documents-table", 1)
@@ -186,8 +187,93 @@ def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp
         assert all(not cell.startswith(("=", "+", "@")) for row in exported for cell in row)
         page.click("button[data-action=expand]")
         thumbs = page.eval_on_selector_all("img.thumb", "imgs => imgs.map(i => [i.complete, i.naturalWidth > 0])")
-        assert len(thumbs) == 2 * len(ids) and all(done and drawn for done, drawn in thumbs)
+        # two engines on one dataset: one side-by-side view per document, with both engines' outputs
+        assert len(thumbs) == len(ids) and all(done and drawn for done, drawn in thumbs)
+        assert page.locator("details.doc.paired").count() == len(ids)
+        assert page.locator("details.doc.paired .readings .pane").count() == 3 * len(ids)
     finally:
         context.close()
     assert requests == [report.as_uri()], f"the report fetched {requests[1:]}"
     assert problems == []
+
+
+def _chart_run(n: int, *, engines: tuple[str, ...], seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A synthetic run of ``n`` documents per engine (tags, skewed CER as real OCR has) and its baseline, against
+    which every 40th document got 8 points worse (a regression)."""
+    import random
+
+    rng = random.Random(seed)
+    docs, old = [], []
+    for i in range(n):
+        quality = rng.betavariate(1.2, 12)
+        for k, engine in enumerate(engines):
+            before = max(0.0, quality + 0.02 * k + rng.gauss(0, 0.01))
+            cer = before + 0.08 if i % 40 == 0 else max(0.0, before + rng.uniform(-0.004, 0.004))
+            doc = make_doc(f"doc{i:05d}<b>.png", {"cer": cer, "wer": min(1.0, 3 * cer)}, engine=engine,
+                           reference="TOTAL 12.50 RM", hypothesis=f"TOTAL 12.{'S0' if k else '50'} RM")
+            doc["tags"] = [("receipt", "invoice", "faded <scan>")[i % 3]]
+            docs.append(doc)
+            old.append(make_doc(doc["id"], {"cer": before, "wer": min(1.0, 3 * before)}, engine=engine))
+    return make_run(docs), make_run(old)
+
+
+def _check_charts(browser: Any, report: Path, screenshot: Path) -> list[dict[str, Any]]:
+    """Open ``report``: every chart is visible with a non-zero size, nothing is fetched, no console error; a
+    screenshot of the charts section is saved (to look at). Returns each chart's class, size and drawn element counts."""
+    context, page, requests, problems = _open(browser, report)
+    try:
+        charts = page.eval_on_selector_all("svg.chart", """svgs => svgs.map(s => {
+            const box = s.getBoundingClientRect();
+            return {cls: s.getAttribute('class'), label: s.getAttribute('aria-label'), width: box.width,
+                    height: box.height, nodes: s.querySelectorAll('*').length,
+                    points: s.querySelectorAll('circle').length, bars: s.querySelectorAll('rect.bar').length,
+                    visible: getComputedStyle(s).visibility === 'visible' && s.checkVisibility()};
+        })""")
+        page.locator("#charts").screenshot(path=str(screenshot))
+    finally:
+        context.close()
+    assert requests == [report.as_uri()], f"the report fetched {requests[1:]}"
+    assert problems == []
+    assert charts and all(c["visible"] and c["width"] > 100 and c["height"] > 100 for c in charts), charts
+    return charts
+
+
+def test_charts_and_side_by_side_render_at_20_documents(browser: Any, tmp_path: Path) -> None:
+    run, old = _chart_run(20, engines=("tesseract", "trocr"), seed=1)
+    comparison = compare_runs(old, run, ["cer:0.01"], resamples=50)
+    report = write_html(run, tmp_path / "report.html", comparison=comparison)
+    charts = _check_charts(browser, report, tmp_path / "charts-20.png")
+    # per engine: histogram, baseline scatter (every document a point), per-tag bars
+    assert [c["cls"] for c in charts] == ["chart histogram", "chart scatter", "chart bars"] * 2
+    assert [c["points"] for c in charts if c["cls"] == "chart scatter"] == [20, 20]
+    assert [c["bars"] for c in charts if c["cls"] == "chart bars"] == [3, 3]
+    context, page, _, problems = _open(browser, report)
+    try:  # the two engines' readings of a document side by side: panes in one row, left to right in engine order
+        block = page.locator("details.doc.paired").first
+        block.locator("summary").click()
+        panes = block.locator(".readings .pane")
+        boxes = [panes.nth(i).bounding_box() for i in range(panes.count())]
+        titles = [panes.nth(i).locator("h4").inner_text() for i in range(panes.count())]
+        assert [t.lower() for t in titles] == ["reference (ground truth)", "output (tesseract)", "output (trocr)"]
+        assert all(b is not None and b["width"] > 150 for b in boxes)
+        assert len({round(b["y"]) for b in boxes if b}) == 1  # one row
+        assert [b["x"] for b in boxes if b] == sorted(b["x"] for b in boxes if b)
+        assert block.locator("table.paired-metrics tbody tr").count() == 2
+        block.screenshot(path=str(tmp_path / "side-by-side.png"))
+    finally:
+        context.close()
+    assert problems == []
+
+
+def test_charts_render_at_20000_documents(browser: Any, tmp_path: Path) -> None:
+    run, old = _chart_run(20_000, engines=("tesseract",), seed=2)
+    comparison = compare_runs(old, run, ["cer:0.01"], resamples=0)
+    regressions = len([r for r in comparison.regressions if r.metric == "cer"])
+    assert regressions == 500  # more than the scatter draws: it must choose
+    report = write_html(run, tmp_path / "report.html", comparison=comparison, max_rows=200)
+    charts = _check_charts(browser, report, tmp_path / "charts-20000.png")
+    assert [c["cls"] for c in charts] == ["chart histogram", "chart scatter", "chart bars"]
+    histogram, scatter, bars = charts
+    assert histogram["bars"] <= 20 and scatter["points"] == 400 and bars["bars"] == 3
+    assert all(c["nodes"] < 2_000 for c in charts)  # bounded: never one node per document
+    assert "20000 documents" in scatter["label"]

@@ -278,9 +278,17 @@ def test_page_image_embedded_once_for_every_engine(tmp_path: Path) -> None:
     text = render_html(run, image_root=tmp_path)
     page = Page(text)
     thumbs = page.find("img", class_="thumb")
-    assert len(thumbs) == 3 and {t["data-image"] for t in thumbs} == {"image-1"}
-    assert text.count("data:image/") == 1  # one copy of the image, three references
+    # three engines read one document: one side-by-side view with one thumbnail
+    assert len(page.find("details", class_="doc paired")) == 1
+    assert len(thumbs) == 1 and {t["data-image"] for t in thumbs} == {"image-1"}
+    assert text.count("data:image/") == 1
     assert str(page.find("img", id="image-1")[0]["src"]).startswith("data:image/")
+    # two documents of one engine showing the same page: one copy of the image, two references
+    run = make_run([make_doc(name, {"cer": 0.1}, image="page.png") for name in ("a", "b")])
+    text = render_html(run, image_root=tmp_path)
+    thumbs = Page(text).find("img", class_="thumb")
+    assert len(thumbs) == 2 and {t["data-image"] for t in thumbs} == {"image-1"}
+    assert text.count("data:image/") == 1
 
 
 def test_verdict_always_shown_interrupted_marked_and_skipped_entries_listed() -> None:
