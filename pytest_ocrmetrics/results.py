@@ -242,6 +242,9 @@ class RunResults:
     seed: int = 0
     records: list[_Entry] = field(default_factory=list)
     engine_identities: dict[str, Any] = field(default_factory=dict)
+    # the engines' labels in the order --ocr-engine gave them: environment.engines lists them so, and the first is
+    # the one the paired views (terminal, HTML) measure the others against
+    engine_order: tuple[str, ...] = ()
     skipped_entries: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     collection_errors: list[dict[str, str]] = field(default_factory=list)  # datasets that could not be loaded
     # dataset name -> its folder on the machine that ran (the run file's ``datasets``; images are relative to it)
@@ -422,7 +425,9 @@ class RunResults:
                 "implementation": sys.implementation.name,
                 "plugin_version": plugin_version,
                 "pytest_version": pytest_version,
-                "engines": dict(sorted(self.engine_identities.items())),
+                "engines": dict(sorted(self.engine_identities.items(), key=lambda item: (
+                    self.engine_order.index(item[0]) if item[0] in self.engine_order else len(self.engine_order),
+                    item[0]))),
             },
             "normalization": dict(self.normalization),
             "documents": documents,

@@ -39,6 +39,7 @@ def configure_run(config: pytest.Config) -> None:
     results = RunResults(
         normalization=_normalization(settings),
         seed=settings.seed,
+        engine_order=tuple(choice.label for choice in runner.engines),
     )
     datasets_only = _datasets_only(config, settings)
     if datasets_only and not runner.engines:

@@ -31,6 +31,7 @@ __all__ = [
     "doc_key",
     "OUTCOME_ORDER",
     "VERDICT_ORDER",
+    "engine_order",
 ]
 
 #: Failing documents first when documents are listed worst first.
@@ -225,3 +226,14 @@ def collection_errors(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def skipped_entries(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The label-file lines and ground-truth entries skipped while loading (the run's ``skipped_entries``)."""
     return [entry for entry in run.get("skipped_entries") or () if isinstance(entry, Mapping)]
+
+
+def engine_order(run: Mapping[str, Any]) -> list[str]:
+    """The run's engines in the order its ``environment.engines`` lists them (the order ``--ocr-engine`` gave them;
+    alphabetical in older run files), then any other engine in the order its documents first name it: the first is
+    the one the paired views (the HTML document view, the terminal's paired deltas) measure the others against."""
+    listed = [str(name) for name in ((run.get("environment") or {}).get("engines") or {})]
+    for doc in run.get("documents") or ():
+        if str(doc.get("engine")) not in listed:
+            listed.append(str(doc.get("engine")))
+    return listed

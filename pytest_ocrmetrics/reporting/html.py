@@ -62,6 +62,7 @@ from pytest_ocrmetrics.reporting.common import (
     run_verdict,
     skipped_entries,
     worst_first,
+    engine_order,
 )
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
 from pytest_ocrmetrics.reporting.images import ImageFinder
@@ -910,16 +911,6 @@ def _detail(
                  + "</div>" + _cut_note(reference, hypothesis))
     return (f'<details class="doc" id="doc-{rank}">{summary}<div class="docbody"><div class="side">{"".join(side)}</div>'
             f'<div class="texts">{"".join(texts)}</div></div></details>')
-
-
-def engine_order(run: Mapping[str, Any]) -> list[str]:
-    """The run's engines in the order its ``environment.engines`` lists them, then any other engine in the order
-    its documents first name it: the first is the one a paired document view measures the others against."""
-    listed = [str(name) for name in ((run.get("environment") or {}).get("engines") or {})]
-    for doc in run.get("documents") or ():
-        if str(doc.get("engine")) not in listed:
-            listed.append(str(doc.get("engine")))
-    return listed
 
 
 def _paired_detail(

@@ -16,7 +16,7 @@ import regex
 
 from pytest_ocrmetrics.diff import display_width, visible
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
-from pytest_ocrmetrics.reporting.common import format_delta, format_value
+from pytest_ocrmetrics.reporting.common import engine_order, format_delta, format_value
 from pytest_ocrmetrics.reporting.safe_text import clean_text
 from pytest_ocrmetrics.scoring import DEFAULT_TEXT_METRICS
 
@@ -163,7 +163,8 @@ def _by_tag(rows: Sequence[Mapping[str, Any]], metrics: Sequence[tuple[str, str,
 
 
 def paired_engine_lines(run: Mapping[str, Any], metrics: Sequence[str]) -> list[str]:
-    """Per dataset scored by two or more engines, each other engine against the first (the summary table's order):
+    """Per dataset scored by two or more engines, each other engine against the first (the first ``--ocr-engine``,
+    :func:`~pytest_ocrmetrics.reporting.common.engine_order`):
     the micro delta of each of ``metrics`` over the documents both engines scored (same id), with its paired bootstrap
     interval (the run's ``--ocr-seed`` and ``--ocr-bootstrap``). It is ``ocrmetrics compare RUN.json RUN.json
     --engine FIRST=OTHER``, so the numbers are the same; a run with one engine per dataset imports nothing for it.
@@ -174,6 +175,10 @@ def paired_engine_lines(run: Mapping[str, Any], metrics: Sequence[str]) -> list[
         if row["engine"] not in engines[row["dataset"]]:
             engines[row["dataset"]].append(row["engine"])
     engines = {dataset: names for dataset, names in engines.items() if len(names) > 1}
+    if engines:
+        order = engine_order(run)
+        engines = {dataset: sorted(names, key=lambda name: order.index(name) if name in order else len(order))
+                   for dataset, names in engines.items()}
     metrics = list(dict.fromkeys(name for name in metrics if name in METRICS))
     if not engines or not metrics:
         return []

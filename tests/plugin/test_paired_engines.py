@@ -51,6 +51,18 @@ def test_full_summary_shows_paired_deltas_against_the_first_engine(pytester: pyt
             assert f"{format_delta(aggregate['metric'], aggregate['delta'])} [{low}, {high}]" in line
 
 
+def test_the_first_engine_is_the_first_one_given_in_the_terminal_the_run_file_and_the_html(
+        pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
+    _second_engine(pytester.path)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds2", "--ocr-engine=replay:preds",
+                                "--ocr-summary=full", "--ocr-json=run.json", "--ocr-html=r.html", *plugin_args)
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["invoices*replay:preds2 -> replay:preds*3*-1.85 pp [[]*, *[]]*"])
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    assert list(run["environment"]["engines"]) == ["replay:preds2", "replay:preds"]
+    assert "invoices (against replay:preds2)" in (pytester.path / "r.html").read_text(encoding="utf-8")
+
+
 def test_full_summary_with_no_intervals_and_the_short_summary(pytester: pytest.Pytester, dataset: Path) -> None:
     _second_engine(pytester.path)
     result = pytester.runpytest(*TWO_ENGINES, "--ocr-summary=full", "--ocr-bootstrap=0")
@@ -66,7 +78,7 @@ def test_an_engine_with_no_document_in_common_shows_zero_paired(pytester: pytest
     (pytester.path / "empty").mkdir()  # no prediction: every document of replay:empty errors
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-engine=replay:empty",
                                 "--ocr-summary=full", "-p", "no:randomly")
-    result.stdout.fnmatch_lines(["invoices*replay:empty -> replay:preds*0*-*"])
+    result.stdout.fnmatch_lines(["invoices*replay:preds -> replay:empty*0*-*"])
 
 
 @pytest.mark.parametrize(("engines", "imported"), [(["--ocr-engine=replay:preds"], False),
