@@ -66,14 +66,15 @@ class Verdict:
         """The run file's top-level ``baseline`` object (compared / new / missing, normalization), or ``None``."""
         return None if self.comparison is None else self.comparison.baseline_entry()
 
-    def lines(self) -> list[str]:
-        """What the terminal summary shows: each gate, then the comparison's summary and update lines."""
+    def lines(self, *, list_improvements: bool = True) -> list[str]:
+        """What the terminal summary shows: each gate, then the comparison's summary and update lines (the improved
+        documents counted in one line with ``list_improvements=False``, pytest's short summary)."""
         out: list[str] = []
         if self.gates:
             out.append("gates:")
             out += [f"  {'PASS' if g.passed else 'FAIL'} {g.message}" for g in self.gates]
         if self.comparison is not None:
-            out += self.comparison.summary_lines()  # includes the "baseline can be updated" lines
+            out += self.comparison.summary_lines(list_improvements=list_improvements)  # and "can be updated" lines
         out += list(self.notes)
         kind = "ERROR" if self.checks_requested else "WARNING"
         out += [f"{kind}: {sentence}" for sentence in self.unevaluated]

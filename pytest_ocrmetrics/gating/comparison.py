@@ -239,7 +239,7 @@ class Comparison:
     def document_regressions(self, dataset: str, engine: str, doc_id: str) -> list[Regression]:
         return [r for r in self.regressions if (r.dataset, r.engine, r.document) == (dataset, engine, doc_id)]
 
-    def summary_lines(self, *, max_documents: int = 20) -> list[str]:
+    def summary_lines(self, *, max_documents: int = 20, list_improvements: bool = True) -> list[str]:
         """Human-readable lines: aggregate regressions, document regressions, new / missing documents, improvements.
 
         Each aggregate line names metric, engine, dataset, old, new, delta and interval. An ``ERROR:`` line says
@@ -285,16 +285,22 @@ class Comparison:
             if refs:
                 lines.append(f"{len(refs)} {title}:")
                 lines += _first(refs, max_documents, str)
-        lines.extend(self.update_lines(max_documents=max_documents))
+        lines.extend(self.update_lines(max_documents=max_documents, list_improvements=list_improvements))
         if not self.exit_failed:
             lines.append(f"no regression beyond tolerance against the baseline "
                          f"({sum(1 for a in self.aggregates if a.tolerance is not None)} gated aggregates)")
         return lines
 
-    def update_lines(self, *, max_documents: int = 20) -> list[str]:
-        """"Baseline can be updated" lines for improvements beyond tolerance."""
+    def update_lines(self, *, max_documents: int = 20, list_improvements: bool = True) -> list[str]:
+        """"Baseline can be updated" lines for improvements beyond tolerance; ``list_improvements=False`` counts the
+        improved documents in one line instead of listing them (a better model improves most of them)."""
         lines = [f"improved: {agg.message}" for agg in self.aggregate_improvements]
-        if self.improvements:
+        if self.improvements and not list_improvements:
+            documents = len({(i.dataset, i.engine, i.document) for i in self.improvements})
+            lines.append(f"{len(self.improvements)} document metric(s) improved beyond tolerance on "
+                         f"{_documents(documents)}; the baseline can be updated (each is listed in the reports and "
+                         f"with --ocr-summary=full)")
+        elif self.improvements:
             lines.append(f"{len(self.improvements)} document metric(s) improved beyond tolerance; "
                          f"the baseline can be updated:")
             lines += _first(self.improvements, max_documents, lambda imp: imp.message)

@@ -97,7 +97,8 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
     lines = [(line, False) for line in render_summary(state.run, mode=state.settings.summary,
                                                         columns=state.settings.columns)]
     if state.verdict is not None:  # a failed gate or an error of the verdict stands out
-        lines += [(line, line.startswith(("ERROR:", "  FAIL "))) for line in state.verdict.lines()]
+        lines += [(line, line.startswith(("ERROR:", "  FAIL "))) for line in state.verdict.lines(
+            list_improvements=state.settings.summary == "full")]
     terminalreporter.write_sep("=", "OCR metrics")
     for line, red in [*lines, *_run_notes(state, state.run)]:  # names: control characters shown as marks
         terminalreporter.write_line(show_controls(line), red=red, bold=red)

@@ -113,10 +113,16 @@ def test_bad_significance_fails_at_startup(pytester: pytest.Pytester, dataset: P
 def test_improvement_is_reported_once(pytester: pytest.Pytester, dataset: Path) -> None:
     pytester.runpytest(*BASE, "--ocr-json=base.json")
     (pytester.path / "preds" / "doc_003.txt").write_text("Quick brown fox", encoding="utf-8")  # now exact
-    result = pytester.runpytest(*BASE, "--ocr-baseline=base.json", "--ocr-max-regression=cer:0.01")
+    result = pytester.runpytest(*BASE, "--ocr-baseline=base.json", "--ocr-max-regression=cer:0.01",
+                                "--ocr-summary=full")
     assert result.ret == pytest.ExitCode.OK
     improved = [line for line in result.stdout.lines if "improved on document 'doc_003.png'" in line and "cer" in line]
     assert len(improved) == 1, result.stdout.str()
+    # the short summary counts the improved documents in one line (a better model improves most of them)
+    result = pytester.runpytest(*BASE, "--ocr-baseline=base.json", "--ocr-max-regression=cer:0.01")
+    assert "improved on document" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["1 document metric(s) improved beyond tolerance on 1 document; the baseline can be "
+                                 "updated (each is listed in the reports and with --ocr-summary=full)"])
 
 
 def test_the_summary_intervals_are_bootstrapped_only_when_a_report_or_a_gate_reads_them(
