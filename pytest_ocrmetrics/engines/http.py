@@ -10,6 +10,9 @@ the server is overloaded (HTTP 429), restarting (502/503), slow (timeouts) or go
 * retries with exponential backoff and full jitter on 429, 5xx and connection errors, honouring ``Retry-After``;
 * an immediate, clear :class:`~pytest_ocrmetrics.engines.base.EngineError` for anything else (400, 401, 404, a body
   that is not JSON), naming the URL and the status, with the first part of the server's answer;
+* no redirect is ever followed: a 3xx answer is an immediate :class:`HttpStatusError` naming both addresses, since
+  following it would send the page and the ``Authorization`` header to whatever host the ``Location`` names (and
+  turn the POST into a GET whose answer would be scored as OCR output); the fix is to configure the final address;
 * a dead-server fast path: once a request has exhausted its retries on connection errors, later requests try once
   (until one succeeds again), so a suite against a dead server ends in a row of errors, not an hour of backoff;
 * :meth:`JsonHttpClient.cancel` wakes every backoff sleep at once and stops further attempts (Ctrl-C).
@@ -45,7 +48,7 @@ from pytest_ocrmetrics.engines.base import EngineError
 if TYPE_CHECKING:  # urllib.request, email and http.client are imported when a request is first made (~20 ms)
     import urllib.request
 
-__all__ = ["RetryPolicy", "JsonResponse", "HttpStatusError", "JsonHttpClient", "RETRYABLE_STATUS"]
+__all__ = ["RetryPolicy", "JsonResponse", "HttpStatusError", "JsonHttpClient", "RETRYABLE_STATUS", "redirect_message"]
 
 RETRYABLE_STATUS: frozenset[int] = frozenset({408, 425, 429, 500, 502, 503, 504})
 """HTTP statuses worth retrying: the request was fine, the server was not ready for it (all 5xx are retried too)."""
@@ -228,7 +231,31 @@ def _default_opener() -> Callable[..., Any]:
         def https_open(self, req: urllib.request.Request) -> Any:
             return self.do_open(WatchedHTTPSConnection, req, context=self._context)
 
-    return urllib.request.build_opener(HTTPHandler, HTTPSHandler).open
+    class RefuseRedirects(urllib.request.HTTPRedirectHandler):
+        """Replaces urllib's redirect handler: a 3xx reaches the caller as an HTTPError, never a second request."""
+
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return urllib.request.build_opener(HTTPHandler, HTTPSHandler, RefuseRedirects).open
+
+
+def redirect_message(method: str, url: str, status: int, location: str | None) -> str:
+    """The one sentence for a server that answered a redirect, naming both addresses (``location`` resolved).
+
+    >>> redirect_message("POST", "http://a:1/v1/chat/completions", 302, "http://b:2/x")  # doctest: +ELLIPSIS
+    'POST http://a:1/v1/chat/completions answered HTTP 302, a redirect to http://b:2/x; pytest-ocrmetrics ...'
+    """
+    import urllib.parse
+
+    if location and location.strip():
+        target = urllib.parse.urljoin(url, location.strip())
+        target = target if len(target) <= _BODY_EXCERPT else target[:_BODY_EXCERPT] + "…"
+        where = f"a redirect to {target}"
+    else:
+        where = "a redirect without a Location header"
+    return (f"{method} {url} answered HTTP {status}, {where}; pytest-ocrmetrics does not follow redirects (that would "
+            f"send the page and the API key to another address): set base_url to the final address")
 
 
 def _socket_of(response: Any) -> socket.socket | None:
@@ -439,10 +466,17 @@ class JsonHttpClient:
         try:
             with self._open(request, timeout=self.timeout_s) as response:
                 status = int(response.status)
+                if 300 <= status < 400:  # an opener that does not raise for a redirect (a stand-in)
+                    location = response.headers.get("Location") if getattr(response, "headers", None) else None
+                    raise HttpStatusError(redirect_message(method, url, status, location), status)
                 raw = read_body(response, deadline)
         except _DeadlinePassed:
             raise timeout() from None
         except urllib.error.HTTPError as exc:
+            if 300 <= int(exc.code) < 400:  # never followed: see redirect_message
+                location = exc.headers.get("Location") if exc.headers else None
+                exc.close()
+                raise HttpStatusError(redirect_message(method, url, int(exc.code), location), int(exc.code)) from None
             try:
                 raw = read_body(exc, deadline)
             except (OSError, AttributeError, _DeadlinePassed, *http_client_errors()):

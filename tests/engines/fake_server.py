@@ -7,7 +7,8 @@ that is not JSON, a dropped connection, ``finish_reason: "length"`` and groundin
 and whose body then trickles one byte per ``trickle_interval_s`` (``trickle``; ``trickle-headers`` trickles the
 status line and headers too), and error bodies that echo the
 request's ``Authorization`` header and key (``echo-key-401``, ``echo-key-500``, ``echo-key-text``: a 200 whose body is
-not JSON). It also counts how
+not JSON), and redirects (``redirect(302, url)``: every request is answered with that status and ``Location``).
+It also counts how
 many requests are in flight at once, and can hold requests until N are in flight (so a concurrency test needs no
 timing assumptions).
 
@@ -95,6 +96,7 @@ class FakeChatServer:
         self.trickled_bytes = 0  # body bytes a "trickle" answer has sent so far
         self.trickle_finished = threading.Event()  # set when a "trickle" answer's whole body was sent
         self.answers: dict[str, Answer] = {}
+        self.redirect_to: tuple[int, str] | None = None  # (status, Location) answered to every request when set
         self._faults: deque[str] = deque()
         self._image_faults: dict[str, deque[str]] = {}
         self._state = _State()
@@ -141,6 +143,10 @@ class FakeChatServer:
     def answer(self, image: bytes, content: str, finish_reason: str = "stop") -> None:
         """Answer requests for ``image`` (its bytes) with ``content``."""
         self.answers[hashlib.sha256(image).hexdigest()] = Answer(content, finish_reason)
+
+    def redirect(self, status: int, location: str) -> None:
+        """Answer every request (GET or POST) with ``status`` and ``Location: location``."""
+        self.redirect_to = (status, location)
 
     def fail_next(self, *faults: str) -> None:
         for fault in faults:
@@ -254,7 +260,23 @@ def _handler_for(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:
                     owner.trickled_bytes += 1
             owner.trickle_finished.set()
 
+        def _redirected(self) -> bool:
+            if owner.redirect_to is None:
+                return False
+            status, location = owner.redirect_to
+            self.send_response(status)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self._leave_once()
+            self.end_headers()
+            return True
+
         def do_GET(self) -> None:  # noqa: N802
+            with owner._cond:  # recorded so a test can tell that a redirect's target received nothing at all
+                owner._state.requests.append(RecordedRequest("GET", self.path, dict(self.headers.items()), None, b"",
+                                                             None))
+            if self._redirected():
+                return
             if self.path.rstrip("/").endswith("/models"):
                 self._send_json(200, {"object": "list", "data": [{"id": owner.model, "object": "model"}]})
             else:
@@ -272,6 +294,8 @@ def _handler_for(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:
             fault = owner._enter(request)
             self._in_flight = True
             try:
+                if self._redirected():
+                    return
                 if owner.latency_s:
                     time.sleep(owner.latency_s)
                 self._respond(body, sha, fault)

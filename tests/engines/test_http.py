@@ -294,3 +294,54 @@ def test_redaction_covers_bearer_tokens_the_client_did_not_send():
     assert redact_secrets("key k3y-value leaked twice: k3y-value", ("k3y-value",)) == (
         "key [redacted] leaked twice: [redacted]"
     )
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_never_followed_and_names_both_addresses(chat_server, status):
+    from tests.engines.conftest import load_fake_server
+
+    with load_fake_server().FakeChatServer() as elsewhere:
+        target = elsewhere.base_url + "/chat/completions"
+        chat_server.redirect(status, target)
+        http, waits = client(headers={"Authorization": f"Bearer {SECRET}"})
+        with pytest.raises(HttpStatusError) as excinfo:
+            http.post_json(url(chat_server), _payload())
+        assert elsewhere.requests == []  # nothing reached the other host: no page, no key, no GET
+    message = str(excinfo.value)
+    assert excinfo.value.status == status
+    assert f"POST {url(chat_server)} answered HTTP {status}, a redirect to {target};" in message
+    assert "does not follow redirects" in message and "base_url" in message
+    assert SECRET not in message
+    assert len(chat_server.requests) == 1 and waits.delays == []  # not retried either
+
+
+def test_a_relative_redirect_is_named_as_the_address_it_resolves_to(chat_server):
+    chat_server.redirect(307, "/elsewhere/chat/completions")
+    http, _ = client()
+    with pytest.raises(HttpStatusError, match=r"a redirect to http://127\.0\.0\.1:\d+/elsewhere/chat/completions;"):
+        http.post_json(url(chat_server), _payload())
+    assert [r.path for r in chat_server.requests] == ["/v1/chat/completions"]
+
+
+def test_a_redirect_from_a_stand_in_opener_is_refused_too():
+    import email.message
+
+    class Redirected:
+        status = 302
+
+        def __init__(self) -> None:
+            self.headers = email.message.Message()
+            self.headers["Location"] = "http://other.example/v1/chat/completions"
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def read(self) -> bytes:  # pragma: no cover - must not be reached
+            raise AssertionError("the body of a redirect was read")
+
+    http, _ = client(opener=lambda request, timeout: Redirected())
+    with pytest.raises(HttpStatusError, match="a redirect to http://other.example/v1/chat/completions;"):
+        http.post_json("http://127.0.0.1:9/v1/chat/completions", _payload())

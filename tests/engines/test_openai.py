@@ -298,3 +298,22 @@ def test_a_cached_suite_sends_no_request(chat_server, make_document, tmp_path):
             outputs = [prefetcher.result(d) for d in documents]
     assert len(chat_server.chat_requests) == 5
     assert all(o.cached for o in outputs) and (cache.hits, cache.misses) == (5, 5)
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_a_server_redirecting_elsewhere_errors_the_document_and_never_sends_the_key(
+        chat_server, make_document, monkeypatch, status):
+    from tests.engines.conftest import load_fake_server
+
+    monkeypatch.setenv("MY_VLM_KEY", "sk-very-secret")
+    with load_fake_server().FakeChatServer() as elsewhere:
+        target = elsewhere.base_url + "/chat/completions"
+        chat_server.redirect(status, target)
+        engine = engine_for(chat_server, **{"openai.api_key_env": "MY_VLM_KEY"})
+        with pytest.raises(EngineError) as excinfo:
+            engine.recognize(make_document("r"))
+        assert elsewhere.requests == []  # the other host never saw the request, the page or the key
+    message = str(excinfo.value)
+    assert f"{chat_server.base_url}/chat/completions answered HTTP {status}, a redirect to {target};" in message
+    assert "does not follow redirects" in message and "sk-very-secret" not in message
+    assert len(chat_server.chat_requests) == 1  # a redirect is not retried
