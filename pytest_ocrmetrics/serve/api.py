@@ -39,12 +39,14 @@ _ANALYZE_KEYS = ("ground_truth", "ocr_output") + _OPTION_KEYS
 
 
 class ApiError(Exception):
-    """A request the server cannot answer: ``status`` (400, 411, 413, 415, ...) and one sentence saying why."""
+    """A request the server cannot answer: ``status`` (400, 411, 413, 415, ...) and one sentence saying why, with
+    any headers the answer needs (``Retry-After`` on a 503)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = dict(headers or {})
 
 
 @dataclass(frozen=True)

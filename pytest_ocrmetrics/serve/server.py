@@ -14,6 +14,15 @@ Routes:
 
 Every answer of the API is JSON; an error is ``{"error": "one sentence"}`` with a 4xx status. A body is refused with
 413 from its ``Content-Length`` before any of it is read; a body without a length (chunked) is refused with 411.
+
+Any web page the user has open can send requests to 127.0.0.1 (a multipart form post needs no CORS preflight), so:
+
+- API requests from another origin are refused with 403: an ``Origin`` header naming another host and port than the
+  one the request was sent to, or ``Sec-Fetch-Site: cross-site`` / ``same-site``. Requests with neither header
+  (curl, scripts, the page's own GETs) and the page's own requests (``same-origin``, ``none``) are answered;
+- at most ``max_computations`` (default :data:`MAX_COMPUTATIONS`) requests read a body and compute at once; one
+  more is answered 503 with ``Retry-After`` before its body is read (the page retries it). With the body limit this
+  bounds the memory the API can take, whoever sends the requests.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import json
+import re
 import socket
 import sys
 import threading
@@ -39,7 +49,14 @@ from pytest_ocrmetrics.reporting.images import ImageFinder
 from pytest_ocrmetrics.reporting.safe_text import clean_run
 from pytest_ocrmetrics.serve.api import MAX_BODY_BYTES, ApiError, analyze, batch, parse_multipart
 
-__all__ = ["EvaluatorServer", "make_server", "serve_in_thread", "run_documents", "page_html", "is_loopback"]
+__all__ = ["EvaluatorServer", "make_server", "serve_in_thread", "run_documents", "page_html", "is_loopback",
+           "MAX_COMPUTATIONS"]
+
+#: How many API requests may read their body and compute at the same time (each holds up to MAX_BODY_BYTES of body
+#: and the work on it); one more is answered 503 with Retry-After.
+MAX_COMPUTATIONS = 2
+_RETRY_AFTER_S = 1
+_INDEX = re.compile(r"[0-9]{1,12}")  # ASCII digits only: int() also takes "²", "٣" and 5,000-digit strings
 
 _READ_TIMEOUT_S = 30.0  # a client that stops sending mid-request is cut off after this long without a byte
 _REQUEST_DEADLINE_S = 120.0  # and one that trickles bytes: a request (line, headers, body) must arrive within this
@@ -166,7 +183,10 @@ class EvaluatorServer(ThreadingHTTPServer):
     quiet = False  # True: no access log on stderr
 
     def __init__(self, address: tuple[str, int], *, run: Mapping[str, Any] | None = None,
-                 run_label: str | None = None, images: ImageFinder | None = None) -> None:
+                 run_label: str | None = None, images: ImageFinder | None = None,
+                 max_computations: int = MAX_COMPUTATIONS, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+        if max_computations < 1:
+            raise ValueError(f"max_computations must be at least 1, got {max_computations!r}")
         host = address[0]
         if ":" in host:
             self.address_family = socket.AF_INET6
@@ -176,6 +196,9 @@ class EvaluatorServer(ThreadingHTTPServer):
         self.images = images if images is not None else ImageFinder.for_run(self.run or {})
         self.page = page_html(run_label=(run_label or "the run") if run is not None else None)
         self.loopback = is_loopback(host)
+        self.max_computations = max_computations
+        self.max_body_bytes = max_body_bytes  # a larger request is refused with 413 before any of it is read
+        self.computations = threading.BoundedSemaphore(max_computations)  # taken without waiting: 503 when none
 
     @property
     def url(self) -> str:
@@ -227,12 +250,37 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, data: Any) -> None:
+    def _json(self, status: int, data: Any, extra: Mapping[str, str] | None = None) -> None:
         body = json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        self._send(status, body, "application/json; charset=utf-8")
+        self._send(status, body, "application/json; charset=utf-8", extra)
 
-    def _error(self, status: int, message: str) -> None:
-        self._json(status, {"error": message})
+    def _error(self, status: int, message: str, extra: Mapping[str, str] | None = None) -> None:
+        self._json(status, {"error": message}, extra)
+
+    def _cross_origin(self) -> str | None:
+        """Why this request comes from a page of another origin (None when it does not): its ``Origin`` names another
+        host or port than the ``Host`` it was sent to, or the browser says ``Sec-Fetch-Site: cross-site``/``same-site``
+        (another port of localhost is the same site). Requests without either header are not from a browser page."""
+        fetch_site = (self.headers.get("Sec-Fetch-Site") or "").strip().lower()
+        if fetch_site in ("cross-site", "same-site"):
+            return f"Sec-Fetch-Site: {fetch_site}"
+        origin = self.headers.get("Origin")
+        if origin is None:
+            return None
+        host = (self.headers.get("Host") or "").strip().lower()
+        try:
+            netloc = urllib.parse.urlsplit(origin.strip()).netloc.lower()
+        except ValueError:
+            netloc = ""
+        if not netloc or netloc != host:
+            return f"Origin: {origin.strip()[:100]!r}"
+        return None
+
+    def _refuse_cross_origin(self) -> None:
+        why = self._cross_origin()
+        if why is not None:
+            raise ApiError(403, f"this API only answers the evaluator page itself, and this request came from another "
+                                f"web page ({why}); open the page at {self.server.url}")
 
     def _host_allowed(self) -> bool:
         """On a loopback address only requests for a loopback host name are answered (a web page elsewhere cannot
@@ -255,22 +303,22 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
         if raw is None:
             self.close_connection = True
             raise ApiError(411, "the request has no Content-Length; send the body with its length")
-        try:
-            length = int(raw)
-            if length < 0:
-                raise ValueError
-        except ValueError:
+        raw = raw.strip()
+        if not re.fullmatch(r"[0-9]+", raw):  # ASCII digits only (int() takes others)
             self.close_connection = True
-            raise ApiError(400, f"Content-Length {raw!r} is not a byte count") from None
-        if length > MAX_BODY_BYTES:
+            shown = raw if len(raw) <= 40 else raw[:40] + "…"
+            raise ApiError(400, f"Content-Length {shown!r} is not a byte count") from None
+        length = int(raw) if len(raw) <= 18 else 10 ** 18  # over any limit, without converting 5,000 digits
+        if length > self.server.max_body_bytes:
             self.close_connection = True
-            raise ApiError(413, f"the request body is {length / 1048576:.1f} MB, over the {MAX_BODY_BYTES // 1048576} MB "
-                                "limit; upload smaller or fewer files")
+            raise ApiError(413, f"the request body is {length / 1048576:.1f} MB, over the "
+                                f"{self.server.max_body_bytes / 1048576:g} MB limit; upload smaller or fewer files")
         return length
 
     def handle_expect_100(self) -> bool:
         """Refuse an oversized body before the client sends it (``Expect: 100-continue``, as curl does)."""
         try:
+            self._refuse_cross_origin()
             self._body_length()
         except ApiError as exc:
             self._error(exc.status, exc.message)
@@ -312,10 +360,37 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
+        """A GET (or HEAD): every failure, a defect included, is a JSON answer, never a dropped connection."""
+        try:
+            self._get()
+        except ApiError as exc:
+            self._error(exc.status, exc.message)
+        except Exception as exc:  # a defect: the page still gets an answer it can show, the log the traceback
+            self._defect(exc)
+
+    def _defect(self, exc: Exception) -> None:
+        traceback.print_exc(file=sys.stderr)
+        self.close_connection = True
+        self._error(500, f"internal error ({type(exc).__name__}: {exc}); please report it with the input that "
+                         "caused it")
+
+    def _index(self, query: Mapping[str, list[str]]) -> int:
+        """The ``index`` parameter as a document number of the run; 400 with one sentence for anything else (only
+        ASCII digits are read: ``int()`` would take ``²``-like digits, and raise on them)."""
+        raw = (query.get("index") or [""])[0]
+        count = len(self.server.documents)
+        if not _INDEX.fullmatch(raw) or int(raw) >= count:
+            shown = raw if len(raw) <= 40 else raw[:40] + "…"
+            raise ApiError(400, f"index must be a document number from 0 to {count - 1}, got {shown!r}")
+        return int(raw)
+
+    def _get(self) -> None:
         if not self._host_allowed():
             self._error(421, "this server only answers requests for localhost or 127.0.0.1")
             return
         url = urllib.parse.urlsplit(self.path)
+        if url.path.startswith("/api/"):
+            self._refuse_cross_origin()
         if url.path in ("/", "/index.html"):
             self._send(200, self.server.page.html, "text/html; charset=utf-8",
                        {"Content-Security-Policy": self.server.page.csp, "X-Frame-Options": "DENY"})
@@ -341,18 +416,14 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
         if self.server.run is None:
             self._error(404, "no run is open; start the server with ocrmetrics serve --run RUN.json")
             return
-        raw = (query.get("index") or [""])[0]
-        count = len(self.server.documents)
-        if not raw.isdigit() or int(raw) >= count:
-            self._error(400, f"index must be a document number from 0 to {count - 1}, got {raw!r}")
-            return
-        doc = self.server.run["documents"][int(raw)]
-        answer = {**self.server.documents[int(raw)], "reference": doc.get("reference"),
+        index = self._index(query)
+        doc = self.server.run["documents"][index]
+        answer = {**self.server.documents[index], "reference": doc.get("reference"),
                   "hypothesis": doc.get("hypothesis")}
         if doc.get("image"):  # where it is looked for is checked (no file is opened); the page then asks for it
             found = self.server.images.find(str(doc["image"]), str(doc.get("dataset", "")))
             answer["image_url" if found else "image_note"] = (
-                f"/api/run/image?index={int(raw)}" if found else
+                f"/api/run/image?index={index}" if found else
                 f"page image {doc['image']} not found on this machine; start the server with --image-root DIR, "
                 "the folder that holds the datasets")
         self._json(200, answer)
@@ -363,14 +434,10 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
         if self.server.run is None:
             self._error(404, "no run is open; start the server with ocrmetrics serve --run RUN.json")
             return
-        raw = (query.get("index") or [""])[0]
-        count = len(self.server.documents)
-        if not raw.isdigit() or int(raw) >= count:
-            self._error(400, f"index must be a document number from 0 to {count - 1}, got {raw!r}")
-            return
-        doc = self.server.run["documents"][int(raw)]
+        index = self._index(query)
+        doc = self.server.run["documents"][index]
         if not doc.get("image"):
-            self._error(404, f"document {raw} has no page image in the run file")
+            self._error(404, f"document {index} has no page image in the run file")
             return
         path = self.server.images.find(str(doc["image"]), str(doc.get("dataset", "")))
         if path is None:
@@ -403,54 +470,72 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         declared = (self.headers.get("Content-Length") or "").strip()
-        unread = int(declared) if declared.isdigit() else 0  # what a refused request may still be sending
+        # what a refused request may still be sending (ASCII digits only; 0 once the body is read)
+        self._unread = int(declared) if _INDEX.fullmatch(declared) else 0
         try:
             if not self._host_allowed():
                 self.close_connection = True
                 raise ApiError(421, "this server only answers requests for localhost or 127.0.0.1")
+            try:
+                self._refuse_cross_origin()
+            except ApiError:
+                self.close_connection = True
+                raise
             path = urllib.parse.urlsplit(self.path).path
             if path not in ("/api/analyze", "/api/batch"):
                 self.close_connection = True
                 raise ApiError(404, f"no API endpoint POST {path}; use POST /api/analyze or POST /api/batch")
-            try:
-                body = self._read_body(self._body_length())
-            except TimeoutError:
+            length = self._body_length()
+            if not self.server.computations.acquire(blocking=False):
                 self.close_connection = True
-                raise ApiError(408, f"the request body did not arrive within {_REQUEST_DEADLINE_S:g} seconds") from None
-            self.rfile.deadline = None  # type: ignore[attr-defined]  # read: the work that follows is not limited
-            self.connection.settimeout(_READ_TIMEOUT_S)
-            unread = 0
-            content_type = self.headers.get("Content-Type") or ""
-            if path == "/api/analyze":
-                if content_type.split(";")[0].strip().lower() != "application/json":
-                    raise ApiError(415, "send the body as application/json")
-                try:
-                    data = json.loads(body.decode("utf-8"))
-                except UnicodeDecodeError as exc:
-                    raise ApiError(400, f"the body is not UTF-8 (byte {exc.start}); send JSON in UTF-8") from None
-                except (json.JSONDecodeError, RecursionError) as exc:
-                    raise ApiError(400, f"the body is not valid JSON ({exc})") from None
-                result = analyze(data)
-            else:
-                result = batch(parse_multipart(body, content_type))
+                raise ApiError(503, f"the server is busy with {self.server.max_computations} other requests; try again "
+                                    f"in a moment", {"Retry-After": str(_RETRY_AFTER_S)})
+            try:
+                result = self._compute(path, length)
+            finally:
+                self.server.computations.release()
         except ApiError as exc:
-            self._error(exc.status, exc.message)
-            if self.close_connection and unread:
-                self._linger(unread)
+            self._error(exc.status, exc.message, exc.headers)
+            if self.close_connection and self._unread:
+                self._linger(self._unread)
             return
         except Exception as exc:  # a defect: the page still gets an answer it can show, the log the traceback
-            traceback.print_exc(file=sys.stderr)
-            self.close_connection = True
-            self._error(500, f"internal error ({type(exc).__name__}: {exc}); please report it with the input that "
-                             "caused it")
+            self._defect(exc)
             return
         self._json(200, result)
+
+    def _compute(self, path: str, length: int) -> Any:
+        """Read the body of ``length`` bytes and answer ``path`` (under one of the server's computation slots)."""
+        try:
+            body = self._read_body(length)
+        except TimeoutError:
+            self.close_connection = True
+            raise ApiError(408, f"the request body did not arrive within {_REQUEST_DEADLINE_S:g} seconds") from None
+        self._unread = 0
+        self.rfile.deadline = None  # type: ignore[attr-defined]  # read: the work that follows is not limited
+        self.connection.settimeout(_READ_TIMEOUT_S)
+        content_type = self.headers.get("Content-Type") or ""
+        if path == "/api/analyze":
+            if content_type.split(";")[0].strip().lower() != "application/json":
+                raise ApiError(415, "send the body as application/json")
+            try:
+                data = json.loads(body.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                raise ApiError(400, f"the body is not UTF-8 (byte {exc.start}); send JSON in UTF-8") from None
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise ApiError(400, f"the body is not valid JSON ({exc})") from None
+            return analyze(data)
+        return batch(parse_multipart(body, content_type))
 
 
 def make_server(host: str = "127.0.0.1", port: int = 8765, *, run: Mapping[str, Any] | None = None,
                 run_label: str | None = None, quiet: bool = False, image_root: str | Path | None = None,
-                run_folder: str | Path | None = None) -> EvaluatorServer:
+                run_folder: str | Path | None = None, max_computations: int = MAX_COMPUTATIONS,
+                max_body_bytes: int = MAX_BODY_BYTES) -> EvaluatorServer:
     """A bound, not yet serving, evaluator server (``port=0`` picks a free port; see ``server.url``).
+
+    At most ``max_computations`` API requests are read and computed at once (503 beyond), and a request body over
+    ``max_body_bytes`` is refused with 413 before it is read.
 
     The run's page images are looked for under ``image_root`` (``--image-root``), in the dataset folders the run
     recorded, then in ``run_folder`` (the run file's folder).
@@ -461,7 +546,8 @@ def make_server(host: str = "127.0.0.1", port: int = 8765, *, run: Mapping[str, 
     >>> server.server_close()
     """
     images = ImageFinder.for_run(run or {}, image_root=image_root, run_folder=run_folder)
-    server = EvaluatorServer((host, port), run=run, run_label=run_label, images=images)
+    server = EvaluatorServer((host, port), run=run, run_label=run_label, images=images,
+                             max_computations=max_computations, max_body_bytes=max_body_bytes)
     server.quiet = quiet
     return server
 

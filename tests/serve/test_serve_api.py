@@ -539,3 +539,192 @@ def test_a_request_within_the_deadline_is_answered_and_the_work_is_not_limited(
     monkeypatch.setattr(server_module, "_REQUEST_DEADLINE_S", 1.0)
     answer = client.analyze(**QUICK)
     assert answer.status == 200 and answer.json()["exact_matches"] == 2
+
+
+# ------------------------------------------------------------------- other web pages, load and odd parameters
+
+
+def _calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:
+    """Record every call of the server's ``analyze`` or ``batch`` (still computing the answer)."""
+    import pytest_ocrmetrics.serve.server as server_module
+
+    calls: list[Any] = []
+    original = getattr(server_module, name)
+
+    def recording(data: Any) -> Any:
+        calls.append(data)
+        return original(data)
+
+    monkeypatch.setattr(server_module, name, recording)
+    return calls
+
+
+CROSS_ORIGIN = [{"Origin": "http://evil.example"}, {"Origin": "null"}, {"Origin": "http://127.0.0.1:1"},
+                {"Origin": "https://attacker.test", "Sec-Fetch-Site": "cross-site"},
+                {"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"}]
+
+
+@pytest.mark.parametrize("headers", CROSS_ORIGIN)
+def test_api_requests_from_another_web_page_are_refused_unread(client: Client, run_client: Client,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               headers: dict[str, str]) -> None:
+    """Any page the user has open can post a multipart form to 127.0.0.1 (no CORS preflight): it gets 403, unscored."""
+    batches, analyses = _calls(monkeypatch, "batch"), _calls(monkeypatch, "analyze")
+    body, content_type = multipart(BATCH, {})
+    answer = client.request("POST", "/api/batch", body, {"Content-Type": content_type, **headers})
+    assert answer.status == 403
+    error = answer.json()["error"]
+    assert "another web page" in error and "\n" not in error and client.url in error
+    analysis = client.request("POST", "/api/analyze", json.dumps(QUICK).encode(),
+                              {"Content-Type": "application/json", **headers})
+    assert analysis.status == 403 and batches == [] and analyses == []
+    for path in ("/api/run", "/api/run/document?index=0", "/api/run/image?index=0"):
+        refused = run_client.request("GET", path, headers=headers)
+        assert refused.status == 403 and "another web page" in refused.json()["error"]
+    assert client.request("GET", "/", headers=headers).status == 200  # a link to the page itself still opens it
+
+
+@pytest.mark.parametrize("same", [{"Origin": "{origin}"}, {"Origin": "{origin}", "Sec-Fetch-Site": "same-origin"},
+                                  {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"}, {}])
+def test_the_page_itself_and_clients_without_a_browser_are_answered(client: Client, run_client: Client,
+                                                                    same: dict[str, str]) -> None:
+    headers = {k: v.format(origin=client.url.rstrip("/")) for k, v in same.items()}
+    assert client.batch(BATCH, {}).status == 200  # no Origin at all: curl, scripts
+    body, content_type = multipart(BATCH, {})
+    answer = client.request("POST", "/api/batch", body, {"Content-Type": content_type, **headers})
+    assert answer.status == 200 and len(answer.json()["models"]) == 3
+    run_headers = {k: v.format(origin=run_client.url.rstrip("/")) for k, v in same.items()}
+    assert run_client.request("GET", "/api/run/document?index=1", headers=run_headers).status == 200
+
+
+def test_the_origin_is_compared_with_the_host_the_request_was_sent_to(client: Client) -> None:
+    """``localhost`` and ``127.0.0.1`` are both this server, but a page on one is another origin than the other."""
+    port = client.url.rstrip("/").rsplit(":", 1)[1]
+    ok = client.request("POST", "/api/analyze", json.dumps(QUICK).encode(),
+                        {"Content-Type": "application/json", "Host": f"localhost:{port}",
+                         "Origin": f"http://localhost:{port}"})
+    assert ok.status == 200
+    other = client.request("POST", "/api/analyze", json.dumps(QUICK).encode(),
+                           {"Content-Type": "application/json", "Host": f"localhost:{port}",
+                            "Origin": f"http://127.0.0.1:{port}"})
+    assert other.status == 403
+
+
+def test_a_body_over_the_set_limit_is_refused_before_it_is_read() -> None:
+    from pytest_ocrmetrics.serve.server import serve_in_thread
+
+    small = make_server("127.0.0.1", 0, quiet=True, max_body_bytes=1024)
+    thread = serve_in_thread(small)
+    try:
+        host, port = small.server_address[:2]
+        with socket.create_connection((host, port), timeout=10) as sock:
+            sock.sendall(b"POST /api/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; "
+                         b"boundary=x\r\nContent-Length: 2048\r\n\r\n")
+            sock.shutdown(socket.SHUT_WR)  # no body at all: the 413 cannot come from reading it
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 413") and "limit" in json.loads(body)["error"]
+        assert Client(small).analyze(**QUICK).status == 200  # a body within the limit is still answered
+    finally:
+        small.shutdown()
+        small.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize(("length", "status"), [("²", 400), ("١٢", 400), ("-1", 400), ("9" * 5000, 413)])
+def test_odd_content_lengths_get_one_sentence(server: EvaluatorServer, length: str, status: int) -> None:
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(f"POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {length}\r\n\r\n".encode())
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status}".encode()), head
+    assert json.loads(body)["error"]
+
+
+def test_at_most_two_computations_at_once_and_the_next_gets_503(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deterministic: the first two requests are held inside the computation until the test lets them go."""
+    import pytest_ocrmetrics.serve.server as server_module
+    from pytest_ocrmetrics.serve.server import MAX_COMPUTATIONS, serve_in_thread
+
+    assert MAX_COMPUTATIONS == 2
+    busy = make_server("127.0.0.1", 0, quiet=True)
+    thread = serve_in_thread(busy)
+    client = Client(busy)
+    try:
+        # refused and failing requests give their slot back: otherwise the held ones below could not both start
+        for _ in range(3):
+            assert client.request("POST", "/api/analyze", b"{not json", {"Content-Type": "application/json"}).status == 400
+        entered = threading.Semaphore(0)
+        release = threading.Event()
+        original = server_module.analyze
+
+        def held(data: Any) -> Any:
+            entered.release()
+            assert release.wait(30)
+            return original(data)
+
+        monkeypatch.setattr(server_module, "analyze", held)
+        answers: list[Any] = []
+        workers = [threading.Thread(target=lambda: answers.append(client.analyze(**QUICK))) for _ in range(2)]
+        for worker in workers:
+            worker.start()
+        assert entered.acquire(timeout=30) and entered.acquire(timeout=30)  # both are computing now
+        body, content_type = multipart(BATCH, {})
+        third = client.request("POST", "/api/batch", body, {"Content-Type": content_type})
+        assert third.status == 503 and third.headers["retry-after"] == "1"
+        assert "busy" in third.json()["error"]
+        assert client.analyze(**QUICK).status == 503
+        release.set()
+        for worker in workers:
+            worker.join(timeout=30)
+        assert [a.status for a in answers] == [200, 200]
+        monkeypatch.setattr(server_module, "analyze", original)
+        assert client.batch(BATCH).status == 200  # the slots are free again
+    finally:
+        busy.shutdown()
+        busy.server_close()
+        thread.join(timeout=10)
+
+
+BAD_INDEXES = ["%C2%B2", "\u00b2", "abc", "-1", "4", "1.0", "0x1", "%D9%A3", "99999999999999999999", "9" * 5000, ""]
+
+
+def test_every_bad_index_is_a_json_400_on_a_connection_that_stays_open(run_server: EvaluatorServer) -> None:
+    """``index=²`` passed ``str.isdigit`` and then raised in ``int()``: the connection closed with no answer."""
+    import http.client
+    import urllib.parse as parse
+
+    host, port = run_server.server_address[:2]
+    connection = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        for endpoint in ("/api/run/document", "/api/run/image"):
+            for bad in BAD_INDEXES:
+                value = bad if "%" in bad else parse.quote(bad)
+                connection.request("GET", f"{endpoint}?index={value}")
+                response = connection.getresponse()
+                body = response.read()
+                assert response.status == 400, (endpoint, bad, body)
+                error = json.loads(body)["error"]
+                assert "from 0 to 3" in error and len(error) < 200
+            connection.request("GET", f"{endpoint}?index=1")  # the same connection still answers
+            response = connection.getresponse()
+            response.read()
+            assert response.status in (200, 404)  # 404: r2.png has no image on this machine
+    finally:
+        connection.close()
+
+
+def test_a_defect_in_a_get_is_a_json_500_not_a_dropped_connection(run_client: Client, run_server: EvaluatorServer,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(run_server, "documents", [None] * len(run_server.documents))  # {**None}: a TypeError
+    answer = run_client.request("GET", "/api/run/document?index=0")
+    assert answer.status == 500 and answer.json()["error"].startswith("internal error (TypeError")
+    assert "Traceback" in capsys.readouterr().err

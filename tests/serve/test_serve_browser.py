@@ -297,3 +297,55 @@ def test_run_tab_shows_a_document_coloured(browser: Any, run_server: EvaluatorSe
         assert visible == 1
     finally:
         view.close()
+
+
+def test_the_page_waits_and_retries_when_the_server_is_busy(browser: Any, server: EvaluatorServer,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two requests hold both computation slots: the page's own request gets 503, waits its Retry-After and is
+    answered once a slot is free. The browser's request carries its Origin, the server's own: it is not refused."""
+    import json
+    import threading
+
+    import pytest_ocrmetrics.serve.server as server_module
+    from serve_helpers import Client
+
+    entered, release = threading.Semaphore(0), threading.Event()
+    original = server_module.analyze
+
+    def held(data: Any) -> Any:
+        if not release.is_set():
+            entered.release()
+            assert release.wait(30)
+        return original(data)
+
+    monkeypatch.setattr(server_module, "analyze", held)
+    client = Client(server)
+    body = json.dumps({"ground_truth": "a b", "ocr_output": "a b"}).encode()
+    holders = [threading.Thread(target=client.request, args=("POST", "/api/analyze", body,
+                                                             {"Content-Type": "application/json"}))
+               for _ in range(server.max_computations)]
+    view = Page(browser, server)
+    page = view.page
+    try:
+        for holder in holders:
+            holder.start()
+        for _ in holders:
+            assert entered.acquire(timeout=30)
+        page.fill("#ground-truth", "The quick brown fox")
+        page.fill("#ocr-output", "The quik brown")
+        with page.expect_response(lambda r: "/api/analyze" in r.url) as busy:
+            page.click("#analyze")
+        response = busy.value
+        assert response.status == 503 and response.headers["retry-after"] == "1"
+        assert response.request.all_headers()["origin"] == server.url.rstrip("/")
+        release.set()
+        expect_text(page.locator("#manual-result .metric[data-metric=precision] .value"), "66.67%")
+        assert len([u for u in view.requests if u.endswith("/api/analyze")]) == 2  # the first try and one retry
+        # chromium logs every non-2xx answer; the 503 was expected, nothing else may be there
+        assert [p for p in view.problems if "status of 503" in p] == [view.problems[0]]
+        view.problems[:1] = []
+    finally:
+        release.set()
+        for holder in holders:
+            holder.join(timeout=30)
+        view.close()

@@ -55,9 +55,19 @@
     return error && error.message ? error.message : String(error);
   }
 
+  // 503: the server computes a few requests at a time and is busy; wait as its Retry-After asks, then try again.
+  function send(url, options, triesLeft) {
+    return fetch(url, options).then(function (response) {
+      if (response.status !== 503 || triesLeft <= 0) return response;
+      var wait = Math.min(parseFloat(response.headers.get('Retry-After')) || 1, 10);
+      return new Promise(function (resolve) { setTimeout(resolve, wait * 1000); })
+        .then(function () { return send(url, options, triesLeft - 1); });
+    });
+  }
+
   function postJson(url, data) {
-    return fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(data) })
-      .then(readAnswer);
+    return send(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(data) },
+                5).then(readAnswer);
   }
 
   function showMessage(node, text, isError) {
@@ -252,7 +262,7 @@
     files.forEach(function (file) { form.append('files', file, file.name); });
     $('analyze-all').disabled = true;
     showMessage($('batch-message'), 'Analyzing ' + files.length + ' files\u2026');
-    fetch('/api/batch', { method: 'POST', body: form }).then(readAnswer).then(function (data) {
+    send('/api/batch', { method: 'POST', body: form }, 5).then(readAnswer).then(function (data) {
       showMessage($('batch-message'), data.models.length ? '' : 'No model output could be scored.');
       var errors = $('batch-errors');
       errors.textContent = '';
