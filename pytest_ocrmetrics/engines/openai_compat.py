@@ -23,7 +23,9 @@ In ``fields`` mode the prompt lists the document's field names (from its ground-
 ``assert_json_valid`` work on model output; the untouched answer stays in ``OcrOutput.raw``.
 
 The API key is sent as ``Authorization: Bearer ...`` and nowhere else: not in ``identity()`` (so not in cache keys),
-not in errors, not in reports.
+not in errors, not in reports. A redirect is never followed (it would carry the key to the address it names): a 3xx
+answer errors the document with a sentence naming both addresses
+(:func:`~pytest_ocrmetrics.engines.http.redirect_message`).
 
 Example::
 
