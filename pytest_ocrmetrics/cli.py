@@ -528,8 +528,9 @@ def _add_merge_parser(sub: Any) -> None:
         description="Merge the JSON run files of the shards of one run (pytest --ocr-shard=K/N --ocr-json=PATH on each "
                     "machine) into one run file whose summary equals that of the whole run on one machine, then "
                     "check the gates and the baseline on it: exit 1 on a failing gate or a regression, as compare. "
-                    "A document in two files, other normalization settings, engines or bootstrap seeds, and a "
-                    "missing shard are refused (exit 2).")
+                    "A document in two files, other normalization settings, engines or bootstrap seeds, a "
+                    "missing shard, a shard that ran another engine list and a document with a negative count or "
+                    "without the counts of a metric it has are refused (exit 2).")
     merge.add_argument("runs", nargs="+", metavar="SHARD.json", help="the run file of every shard")
     merge.add_argument("-o", "--output", required=True, metavar="RUN.json", help="the merged run file to write")
     merge.add_argument("--baseline", metavar="BASE.json", help="compare the merged run with this baseline run file")

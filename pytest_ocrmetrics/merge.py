@@ -9,7 +9,10 @@ same documents run on one machine. Gates and baseline checks then run on the mer
 
 Refused, with one sentence naming the files: a document in two files, files run with other normalization settings,
 another engine identity (version, model, settings) or another bootstrap seed, shard files of different shard counts,
-the same shard twice or a shard missing.
+the same shard twice or a shard missing, an ``--ocr-shard`` file that scored documents without an engine another
+shard ran (another ``--ocr-engine`` list, or the engine missing on that machine: its rows would be gated on part of
+the documents), and a document whose counts no run writes (a negative count, or a micro-averaged metric without its
+counts: the merged micro average would be wrong, or the summary could not be computed).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import datetime as _dt
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.gating.comparison import _same_normalization, describe_normalization
+from pytest_ocrmetrics.gating.runfile import SCORED_OUTCOMES
+from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.results import RunResults, add_facts
 
 __all__ = ["MergeError", "merge_runs", "DEFAULT_BOOTSTRAP"]
@@ -65,6 +70,9 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
                              f"({_bootstrap_text(bootstrap)} against {_bootstrap_text(_bootstrap(run))}); run every "
                              f"shard with the same --ocr-seed and --ocr-bootstrap")
     engines = _merged_engines(runs)
+    _check_engine_lists(runs)
+    for name, run in runs:
+        _check_counts(name, run)
 
     owner: dict[tuple[str, str, str], str] = {}
     documents: list[dict[str, Any]] = []
@@ -143,6 +151,58 @@ def _merged_engines(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, 
             engines.setdefault(label, identity)
             source.setdefault(label, name)
     return engines
+
+
+def _check_engine_lists(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    """The ``--ocr-shard`` files that scored documents ran the same engines (their ``environment.engines``).
+
+    Every engine of a document runs in the document's shard, so a shard that scored documents without an engine
+    another shard ran was run with another ``--ocr-engine`` list, or without that engine installed: the merged rows
+    of that engine would be gated on part of the documents. A shard that scored nothing (an empty shard, every page
+    unreadable) creates no engine and records none, so it is not compared. Node-level splits (no ``shard`` entry)
+    put an engine's tests where they like: their files are not compared either.
+    """
+    listed: list[tuple[str, set[str]]] = [
+        (name, {str(label) for label in ((run.get("environment") or {}).get("engines") or {})})
+        for name, run in runs
+        if run.get("shard") and any(doc.get("outcome") in SCORED_OUTCOMES for doc in run["documents"])]
+    for name, engines in listed:
+        for other, other_engines in listed:
+            missing = sorted(other_engines - engines)
+            if missing:
+                raise MergeError(f"{name} scored documents but did not run engine {missing[0]!r} (not in its "
+                                 f"environment.engines), which {other} ran: every engine of a document runs in the "
+                                 f"document's shard, so that engine's rows would be gated on part of the documents; "
+                                 f"run every shard with the same --ocr-engine list, each engine installed on every "
+                                 f"machine")
+
+
+def _check_counts(name: str, run: Mapping[str, Any]) -> None:
+    """Every document's counts are what a run writes: none negative (a negative error count makes the merged micro
+    average smaller, even negative, and a gate pass), and a scored micro-averaged metric with its numerator and
+    denominator (the summary sums them; without them it cannot be computed)."""
+    for doc in run["documents"]:
+        counts = doc.get("counts") or {}
+        for metric, entry in counts.items():
+            for key, value in (entry or {}).items():
+                if isinstance(value, (int, float)) and value < 0:
+                    raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has the "
+                                     f"negative count {value!r} at counts/{metric}/{key}, which no run writes (the "
+                                     f"merged micro average would be wrong, even negative); write that shard's run "
+                                     f"file again with pytest --ocr-json=PATH")
+        if doc.get("outcome") in ("filtered", "skipped"):  # not read by the summary
+            continue
+        for metric in doc.get("metrics") or {}:
+            spec = METRICS.get(metric)
+            if spec is None or spec.aggregation != "micro" or not spec.numerator or not spec.denominator:
+                continue
+            entry = counts.get(metric) or {}
+            lacking = [key for key in (spec.numerator, spec.denominator) if key not in entry]
+            if lacking:
+                raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has {metric} "
+                                 f"without its counts ({' and '.join(f'counts/{metric}/{key}' for key in lacking)} "
+                                 f"missing): the merged micro average sums them over the documents; write that "
+                                 f"shard's run file again with pytest --ocr-json=PATH")
 
 
 def _identity_difference(old: Any, new: Any) -> str:

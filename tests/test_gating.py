@@ -569,6 +569,36 @@ def test_non_finite_number_outside_documents_is_located(tmp_path: Path) -> None:
         gating.load_run(path)
 
 
+def test_a_huge_malformed_run_file_is_refused_at_its_first_problem(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A baseline whose ``documents`` held 10,000,000 empty objects was refused only after ~9 minutes: the schema
+    validator built and weighed every error (7 per document). Validation stops at the first error: the message names
+    the first offending document, and only a few errors are ever built (counted on jsonschema's error class; it
+    fails at once past 20, so the old behaviour fails this test quickly)."""
+    import jsonschema
+
+    built: list[int] = []
+    original = jsonschema.exceptions.ValidationError.__init__
+
+    def counting(self: object, *args: object, **kwargs: object) -> None:
+        built.append(1)
+        if len(built) > 20:
+            raise AssertionError("the validator went on past the first errors of the run file")
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jsonschema.exceptions.ValidationError, "__init__", counting)
+    run = make_run(_corpus(3))
+    head = json.dumps(run["documents"])[:-1]  # three valid documents, then 1,000,000 empty objects
+    path = tmp_path / "huge.json"
+    text = json.dumps({**run, "documents": "DOCUMENTS"})
+    path.write_text(text.replace('"DOCUMENTS"', head + ", {}" * 1_000_000 + "]"), encoding="utf-8")
+    with pytest.raises(RunFileError) as info:
+        gating.load_run(path)
+    assert str(info.value) == (f"run file {str(path)!r} is not a pytest-ocrmetrics run file: at documents/3: 'id' is "
+                               f"a required property; write one with pytest --ocr-json=PATH")
+    assert 1 <= len(built) <= 3
+
+
 # --------------------------------------------------------------------------------------------- the package split
 
 

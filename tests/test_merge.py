@@ -348,3 +348,97 @@ def test_cli_merge_hostile_names_and_an_interrupted_shard(tmp_path: Path, capsys
     assert main(["merge", str(paths[0]), str(paths[0]), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert "is in both" in err and "\x1b" not in err and "\u202e" not in err
+
+
+# -- shards a merge cannot trust ----------------------------------------------------------------------------------------
+
+
+def test_merge_refuses_a_shard_run_with_another_engine_list() -> None:
+    """Shard 2 ran only tesseract (another --ocr-engine list, or rapidocr missing on that machine): the merged
+    rapidocr row would be gated on shard 1's documents only."""
+    documents = _docs(8) + _docs(8, engine="rapidocr")
+    shards = _shards(documents, 2)
+    (_, one), (_, two) = shards
+    assert one["documents"] and two["documents"]
+    two["documents"] = [doc for doc in two["documents"] if doc["engine"] == "tesseract"]
+    del two["environment"]["engines"]["rapidocr"]
+    with pytest.raises(MergeError) as excinfo:
+        merge_runs(shards)
+    message = str(excinfo.value)
+    assert message.startswith("shard-2.json scored documents but did not run engine 'rapidocr' (not in its "
+                              "environment.engines), which shard-1.json ran: ")
+    assert "--ocr-engine" in message and "\n" not in message
+    # the engine skipped on shard 2's machine (not installed): its documents are there, skipped, and refused alike
+    two["documents"] += [{**doc, "outcome": "skipped", "metrics": {}, "counts": {}}
+                         for doc in documents if doc["engine"] == "rapidocr"
+                         and shard_index(doc["dataset"], doc["id"], 2) == 2]
+    with pytest.raises(MergeError, match="^shard-2.json scored documents but did not run engine 'rapidocr'"):
+        merge_runs(shards)
+
+
+def test_merge_compares_engine_lists_only_of_shards_that_scored_documents() -> None:
+    """An empty shard (or one whose pages were all unreadable) creates no engine and records none; node-level split
+    files (no ``shard`` entry) may hold one engine's tests only: neither is refused."""
+    documents = _docs(3) + _docs(3, engine="rapidocr")
+    shards = _shards(documents, 5)
+    empty = [run for _, run in shards if not run["documents"]]
+    assert empty
+    for run in empty:
+        run["environment"]["engines"] = {}
+    unreadable = empty[0]
+    unreadable["documents"] = [{**_docs(1)[0], "id": "blank.png", "outcome": "error", "metrics": {}, "counts": {}}]
+    assert len(merge_runs(shards)["documents"]) == 7
+    by_engine = [make_run([d for d in documents if d["engine"] == engine]) for engine in ("rapidocr", "tesseract")]
+    assert [list(run["environment"]["engines"]) for run in by_engine] == [["rapidocr"], ["tesseract"]]
+    assert len(merge_runs([("part-1.json", by_engine[0]), ("part-2.json", by_engine[1])])["documents"]) == 6
+
+
+@pytest.mark.parametrize("where", ["errors", "reference_length"])
+def test_merge_refuses_a_negative_count(where: str) -> None:
+    """A negative error count made the merged micro CER negative, and a gate on it passed."""
+    shards = _shards(_docs(8), 2)
+    doc = shards[1][1]["documents"][1]
+    doc["counts"]["cer"][where] = -500.0
+    with pytest.raises(MergeError) as excinfo:
+        merge_runs(shards)
+    assert str(excinfo.value).startswith(
+        f"shard-2.json: document {doc['id']!r} (tesseract / receipts) has the negative count -500.0 at "
+        f"counts/cer/{where}, which no run writes")
+    assert "\n" not in str(excinfo.value)
+
+
+@pytest.mark.parametrize("lacking", [("errors",), ("errors", "reference_length")])
+def test_merge_refuses_a_scored_metric_without_its_counts(lacking: tuple[str, ...]) -> None:
+    """It died with a ValueError traceback from the summary's accumulators."""
+    shards = _shards(_docs(8), 2)
+    doc = shards[1][1]["documents"][0]
+    for key in lacking:
+        del doc["counts"]["cer"][key]
+    if len(lacking) == 2:
+        del doc["counts"]["cer"]
+    with pytest.raises(MergeError) as excinfo:
+        merge_runs(shards)
+    missing = " and ".join(f"counts/cer/{key}" for key in lacking)
+    assert str(excinfo.value).startswith(
+        f"shard-2.json: document {doc['id']!r} (tesseract / receipts) has cer without its counts ({missing} missing)")
+    # a skipped or filtered document's metrics are not summed: not refused
+    doc["outcome"] = "skipped"
+    merge_runs(shards)
+
+
+def test_cli_merge_refuses_untrustworthy_shards_in_one_line(shard_files: list[str], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "run.json")
+    second = json.loads(Path(shard_files[1]).read_text(encoding="utf-8"))
+    second["documents"][0]["counts"]["cer"]["errors"] = -1000
+    Path(shard_files[1]).write_text(json.dumps(second), encoding="utf-8")
+    assert main(["merge", *shard_files, "-o", out, "--gate=cer<=0.01"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ocrmetrics merge: error: {shard_files[1]!r}: document ") and err.count("\n") == 1
+    assert "negative count -1000" in err
+    del second["documents"][0]["counts"]["cer"]
+    Path(shard_files[1]).write_text(json.dumps(second), encoding="utf-8")
+    assert main(["merge", *shard_files, "-o", out]) == 2
+    err = capsys.readouterr().err
+    assert "has cer without its counts" in err and "Traceback" not in err and err.count("\n") == 1
+    assert not Path(out).exists()

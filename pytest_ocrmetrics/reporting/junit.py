@@ -15,12 +15,14 @@ __all__ = ["suite_properties"]
 def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, str]]:
     """JUnit ``<testsuite>`` properties: ``ocr.<engine>.<dataset>.<metric>`` (micro) and ``...<metric>.mean``,
     document counts (``.documents``, ``.evaluated``), with page-level facts ``...facts.score`` (olmOCR-bench's
-    headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, one ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline,
-    ``ocr.baseline.regressed``, ``.compared``, ``.new``, ``.missing``, ``.document_regressions`` (how many documents
-    got worse beyond tolerance; ``.policy``, and ``.documents`` naming the first 100), ``.fact_regressions``/``.fact_fixes`` when
-    facts flipped, and, when there is one, ``.error`` (it matched no
-    document) or ``.warning`` (other normalization settings, compared anyway); ``ocr.unevaluated.error`` (or
-    ``.warning`` when no check was asked for) lists the engine × dataset pairs that evaluated no document."""
+    headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, one
+    ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline, ``ocr.baseline.regressed`` (``true``
+    whenever the comparison fails the run: an aggregate regressed, it matched nothing, a tolerance compared nowhere, or
+    documents regressed under ``--ocr-document-regressions=fail``), ``.compared``, ``.new``, ``.missing``,
+    ``.document_regressions`` (how many documents got worse beyond tolerance; ``.policy``, and ``.documents`` naming
+    the first 100), ``.fact_regressions``/``.fact_fixes`` when facts flipped, and, when there is one, ``.error`` (it
+    matched no document) or ``.warning`` (other normalization settings, compared anyway); ``ocr.unevaluated.error``
+    (or ``.warning`` when no check was asked for) lists the engine × dataset pairs that evaluated no document."""
     props: list[tuple[str, str]] = []
     for row in run["summary"]:
         prefix = f"ocr.{row['engine']}.{row['dataset']}"
@@ -43,7 +45,7 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
         props.append((f"ocr.gate.{gate.gate.expression}", "passed" if gate.passed else "failed"))
     if verdict.comparison is not None:
         comparison = verdict.comparison
-        props.append(("ocr.baseline.regressed", "true" if comparison.aggregate_failed else "false"))
+        props.append(("ocr.baseline.regressed", "true" if comparison.exit_failed else "false"))
         props += [("ocr.baseline.compared", str(comparison.compared)),
                   ("ocr.baseline.new", str(len(comparison.new_documents))),
                   ("ocr.baseline.missing", str(len(comparison.missing_documents)))]

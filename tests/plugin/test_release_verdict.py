@@ -107,6 +107,10 @@ def test_the_same_candidate_fails_under_fail_in_exactly_the_worse_receipts(
     root = ET.parse(pytester.path / "out.xml").getroot()
     failed = sorted(case.get("name") for case in root.iter("testcase") if case.find("failure") is not None)
     assert failed == [f"replay-{stem}.png" for stem in WORSE]
+    props = _suite_properties(pytester.path / "out.xml")  # the run fails on the baseline: the dashboard says so
+    assert props["ocr.baseline.regressed"] == "true"
+    assert props["ocr.baseline.document_regressions"] == "3"
+    assert props["ocr.baseline.document_regressions.policy"] == "fail"
 
 
 def test_off_neither_lists_nor_fails(pytester: pytest.Pytester) -> None:
