@@ -91,20 +91,24 @@ def fail_unchecked_facts(item_state: ItemState, score: DocumentScore | None = No
     unchecked = [f for f in score.details.get("facts", ()) if f.get("passed") is None
                  and (only is None or f.get("id") == only)]
     if unchecked:
-        raise pytest.fail.Exception(unchecked_facts_message(unchecked, score), pytrace=False)
+        raise pytest.fail.Exception(unchecked_facts_message(unchecked, score, alone=only is not None), pytrace=False)
 
 
-def unchecked_facts_message(unchecked: list[dict[str, Any]], score: DocumentScore) -> str:
-    """``2 of 5 facts of 'doc' (engine) could not be checked, so this page has no verdict: fact 'm1' (math): ...``
-    (at most three named, then how many more)."""
+def unchecked_facts_message(unchecked: list[dict[str, Any]], score: DocumentScore, *, alone: bool = False) -> str:
+    """One sentence: ``fact 'm1' (math) of 'doc' (engine) could not be checked, so this test has no verdict: <why>``
+    for one fact (the page's only one, or a fact item's: ``alone``), else ``2 of 5 facts of 'doc' (engine) could not
+    be checked, ...: fact 'm1' (math): <why>; ...`` (at most three named, then how many more)."""
     total = len(score.details.get("facts", ()))
-    head = (f"fact {unchecked[0]['id']!r}" if len(unchecked) == 1 and total == 1
-            else f"{len(unchecked)} of {total} facts")
-    named = "; ".join(f"fact {f['id']!r} ({f['type']}): {f.get('reason') or f.get('explanation')}"
-                      for f in unchecked[:3])
-    more = f"; and {len(unchecked) - 3} more" if len(unchecked) > 3 else ""
-    return printable_id(f"{head} of {score.document.id!r} ({score.engine}) could not be checked, so this page has no "
-                        f"verdict: {named}{more}")
+    where = f"of {score.document.id!r} ({score.engine}) could not be checked, so this test has no verdict"
+    if len(unchecked) == 1 and (alone or total == 1):
+        fact = unchecked[0]
+        message = f"fact {fact['id']!r} ({fact['type']}) {where}: {fact.get('reason') or fact.get('explanation')}"
+    else:
+        named = "; ".join(f"fact {f['id']!r} ({f['type']}): {f.get('reason') or f.get('explanation')}"
+                          for f in unchecked[:3])
+        more = f"; and {len(unchecked) - 3} more" if len(unchecked) > 3 else ""
+        message = f"{len(unchecked)} of {total} facts {where}: {named}{more}"
+    return printable_id(message)
 
 
 def _names_ground_truth(message: str, source: str) -> bool:
