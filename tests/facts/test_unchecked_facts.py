@@ -147,3 +147,15 @@ def test_every_fact_of_the_sample_is_the_benchmarks_verdict_or_not_checked(
         if f["passed"] is not None:
             groups.setdefault(f["group"], []).append(expected[f["id"]])
     assert row["headline"] == pytest.approx(sum(sum(v) / len(v) for v in groups.values()) / len(groups))
+
+
+def test_a_fact_not_checked_on_either_side_is_no_regression_nor_fix() -> None:
+    from pytest_ocrmetrics.gating.facts import fact_changes
+
+    old_doc = {"details": {"facts": [{"id": "a", "type": "math", "passed": True},
+                                     {"id": "b", "type": "math", "passed": None},
+                                     {"id": "c", "type": "order", "passed": False}]}}
+    new = [{"id": "a", "type": "math", "passed": None}, {"id": "b", "type": "math", "passed": False},
+           {"id": "c", "type": "order", "passed": True}]
+    regressed, fixed = fact_changes("d", "e", "doc", old_doc, new)
+    assert regressed == [] and [change.fact for change in fixed] == ["c"]
