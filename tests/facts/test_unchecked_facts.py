@@ -159,3 +159,21 @@ def test_a_fact_not_checked_on_either_side_is_no_regression_nor_fix() -> None:
            {"id": "c", "type": "order", "passed": True}]
     regressed, fixed = fact_changes("d", "e", "doc", old_doc, new)
     assert regressed == [] and [change.fact for change in fixed] == ["c"]
+
+
+def test_a_threshold_failure_lists_failed_facts_not_the_ones_not_checked(without_facts_extra: None) -> None:
+    from pytest_ocrmetrics.assertions import failure_message
+    from pytest_ocrmetrics.documents import Document
+    from pytest_ocrmetrics.engines.base import OcrOutput
+    from pytest_ocrmetrics.scoring import score_document
+    from pytest_ocrmetrics.thresholds import applicable_thresholds
+
+    facts = (_fact(type="present", text="Total"), _fact(type="order", before="ab", after="cd", max_diffs=1))
+    facts = (facts[0], model.Fact(**{**facts[1].__dict__, "id": "o"}))
+    document = Document(id="p", dataset="d", image_path=None, reference_text="x", facts=facts)
+    score = score_document(document, OcrOutput(text="nothing"), engine="e")
+    assert [f["passed"] for f in score.details["facts"]] == [False, None]
+    assert score.metrics["fact_pass_rate"] == 0.0 and score.counts["fact_pass_rate"] == {"passed": 0, "total": 1}
+    [threshold] = [t for t in applicable_thresholds(document, {}, {}) if t.metric == "fact_pass_rate"]
+    message = failure_message(score, threshold, 0.0)
+    assert "fact 'f' (present) failed" in message and "'o'" not in message
