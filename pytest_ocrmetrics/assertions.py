@@ -146,7 +146,7 @@ def failure_message(score: DocumentScore, threshold: Threshold, value: float) ->
         return head + "".join(f"\n{line}" for line in _field_lines(fields))
     facts = score.details.get("facts")
     if spec.requires == "facts" and facts:
-        failing = [fact for fact in facts if not fact.get("passed")]
+        failing = [fact for fact in facts if fact.get("passed") is False]  # null: not checked, not failed
         more = f"\n  and {len(failing) - 10} more" if len(failing) > 10 else ""
         return head + "".join(f"\n- {fact_failure_line(fact)}" for fact in failing[:10]) + more
     tasks = score.details.get("tasks") or ([score.details["task"]] if "task" in score.details else [])

@@ -378,9 +378,10 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         repeats = output.metadata.get("repeats")
         texts = [str(t) for t in repeats] if isinstance(repeats, (list, tuple)) and repeats else [output.text]
         results = [check_repeats(fact, texts) for fact in document.facts]
-        passed = sum(result.passed for result in results)
-        metrics["fact_pass_rate"] = passed / len(results)
-        counts["fact_pass_rate"] = {"passed": passed, "total": len(results)}
+        checked = [result.passed for result in results if result.passed is not None]  # None: could not be checked
+        if checked:
+            metrics["fact_pass_rate"] = sum(checked) / len(checked)
+            counts["fact_pass_rate"] = {"passed": sum(checked), "total": len(checked)}
         details["facts"] = [result.to_dict() for result in results]
 
     return DocumentScore(

@@ -56,13 +56,14 @@ def document_facts(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def fact_changes(dataset: str, engine: str, doc_id: str, old_doc: Mapping[str, Any],
                  new_facts: Iterable[Mapping[str, Any]]) -> tuple[list[FactChange], list[FactChange]]:
     """(regressed, fixed) facts of one document: ``old_doc`` is its baseline record, ``new_facts`` this run's
-    ``details.facts``. Facts only on one side are neither (new or removed facts are not flips)."""
-    old = {str(f["id"]): bool(f.get("passed")) for f in document_facts(old_doc)}
+    ``details.facts``. Facts only on one side are neither (new or removed facts are not flips), nor are facts not
+    checked on either side (``passed`` null: no verdict to compare)."""
+    old = {str(f["id"]): bool(f.get("passed")) for f in document_facts(old_doc) if f.get("passed") is not None}
     regressed: list[FactChange] = []
     fixed: list[FactChange] = []
     for fact in new_facts:
         fact_id = str(fact["id"])
-        if fact_id not in old or old[fact_id] == bool(fact.get("passed")):
+        if fact_id not in old or fact.get("passed") is None or old[fact_id] == bool(fact.get("passed")):
             continue
         change = FactChange(engine, dataset, doc_id, fact_id, str(fact.get("type", "")), old[fact_id],
                             str(fact.get("explanation") or "") if old[fact_id] else "")

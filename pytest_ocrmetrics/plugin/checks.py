@@ -75,7 +75,40 @@ def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> 
     minimum = state.settings.min_confidence
     if minimum is not None and output.confidence is not None and output.confidence < minimum:
         item_state.filtered = f"filtered: engine confidence {output.confidence:.3f} is below --ocr-min-confidence={minimum:g}"
+    if isinstance(item, pytest.Function):  # a test function's facts: judged after it, but known now (in its setup)
+        fail_unchecked_facts(item_state)
     return output
+
+
+def fail_unchecked_facts(item_state: ItemState, score: DocumentScore | None = None, only: str | None = None) -> None:
+    """Error the test (called in its setup) when some of its page's facts (``only`` the one of a fact item) could
+    not be checked (a missing package, no browser): the run cannot claim a verdict it did not reach. One sentence
+    naming the facts and why; the run file keeps each such fact with ``passed`` null."""
+    if not item_state.case.document.facts or item_state.filtered or item_state.output is None:
+        return
+    if score is None:
+        score = item_state.context.score_output(item_state.output)
+    unchecked = [f for f in score.details.get("facts", ()) if f.get("passed") is None
+                 and (only is None or f.get("id") == only)]
+    if unchecked:
+        raise pytest.fail.Exception(unchecked_facts_message(unchecked, score, alone=only is not None), pytrace=False)
+
+
+def unchecked_facts_message(unchecked: list[dict[str, Any]], score: DocumentScore, *, alone: bool = False) -> str:
+    """One sentence: ``fact 'm1' (math) of 'doc' (engine) could not be checked, so this test has no verdict: <why>``
+    for one fact (the page's only one, or a fact item's: ``alone``), else ``2 of 5 facts of 'doc' (engine) could not
+    be checked, ...: fact 'm1' (math): <why>; ...`` (at most three named, then how many more)."""
+    total = len(score.details.get("facts", ()))
+    where = f"of {score.document.id!r} ({score.engine}) could not be checked, so this test has no verdict"
+    if len(unchecked) == 1 and (alone or total == 1):
+        fact = unchecked[0]
+        message = f"fact {fact['id']!r} ({fact['type']}) {where}: {fact.get('reason') or fact.get('explanation')}"
+    else:
+        named = "; ".join(f"fact {f['id']!r} ({f['type']}): {f.get('reason') or f.get('explanation')}"
+                          for f in unchecked[:3])
+        more = f"; and {len(unchecked) - 3} more" if len(unchecked) > 3 else ""
+        message = f"{len(unchecked)} of {total} facts {where}: {named}{more}"
+    return printable_id(message)
 
 
 def _names_ground_truth(message: str, source: str) -> bool:

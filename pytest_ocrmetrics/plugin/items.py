@@ -16,7 +16,7 @@ from pytest_ocrmetrics.assertions import fact_failure_line
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, split_dataset_argument
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.plugin.checks import (_check_thresholds, _fact_regressions, _item_state, _marker_limits,
-                                             _recognize)
+                                             _recognize, fail_unchecked_facts)
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
 from pytest_ocrmetrics.runner import OcrCase, OcrRunner, printable_id
 from pytest_ocrmetrics.scoring import DocumentScore
@@ -161,11 +161,18 @@ class OcrDocumentItem(pytest.Item):
         key = (self.case.engine.label, self.case.dataset.root, self.case.document.id)
         if state.last_page is not None and state.last_page[0] == key:  # a fact item after its page's item
             _, item_state.output, item_state.filtered, item_state.context.score = state.last_page
-            return
-        state.last_page = None
-        _recognize(self, state, item_state)
-        if state.settings.fact_items and self.case.document.facts:
-            state.last_page = (key, item_state.output, item_state.filtered, None)
+        else:
+            state.last_page = None
+            _recognize(self, state, item_state)
+            if state.settings.fact_items and self.case.document.facts:
+                state.last_page = (key, item_state.output, item_state.filtered, None)
+        self._fail_unchecked_facts(state, item_state)
+
+    def _fail_unchecked_facts(self, state: PluginState, item_state: ItemState) -> None:
+        """Error this test in its setup when facts it judges could not be checked (with ``--ocr-fact-items`` the
+        page's facts are judged by their own items, not here)."""
+        if self.case.document.facts and not item_state.filtered and not state.settings.fact_items:
+            fail_unchecked_facts(item_state, self._score(state, item_state))
 
     def runtest(self) -> None:
         state = _state(self.config)
@@ -201,6 +208,11 @@ class OcrFactItem(OcrDocumentItem):
     def __init__(self, *, fact: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.fact = fact
+
+    def _fail_unchecked_facts(self, state: PluginState, item_state: ItemState) -> None:
+        """Error this fact's test in its setup when the fact could not be checked."""
+        if not item_state.filtered:
+            fail_unchecked_facts(item_state, self._score(state, item_state), only=self.fact.id)
 
     def runtest(self) -> None:
         __tracebackhide__ = True

@@ -574,8 +574,11 @@ def _cut(value: Any, limit: int = MAX_FACT_TEXT) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
+_REPEAT = {True: "passed", None: "not checked"}
+
+
 def _fact_order(fact: Mapping[str, Any]) -> int:
-    """Failing facts first, then flaky ones that passed, then the rest."""
+    """Failing and not checked facts first, then flaky ones that passed, then the rest."""
     return 2 if fact.get("passed") is True and not fact.get("flaky") else (1 if fact.get("passed") is True else 0)
 
 
@@ -630,15 +633,21 @@ def _facts_section(run: Mapping[str, Any], anchors: Mapping[tuple[str, str, str]
                         f'{counts}</tr>')
         parts.append(f'<div class="scroll"><table class="data" id="facts-summary-table"><thead><tr>{head}</tr></thead>'
                      f'<tbody>{"".join(body)}</tbody></table></div>')
+        from pytest_ocrmetrics.metrics.facts.summary import coverage_text
+
+        parts += [f'<p class="note not-checked"><b>Not checked</b> ({e(row.get("engine"))} / {e(row.get("dataset"))}): '
+                  f'the score is {e(coverage_text(row))}</p>' for row in rows if row.get("not_checked")]
         rates = _rates_table("facts-by-type-table", "Fact type", rows, "by_type") + _rates_table(
             "facts-by-group-table", "Group (JSONL file)", rows, "by_group")
         if rates:
             parts.append(f'<div class="grid2 facts-rates">{rates}</div>')
     if facts:
         parts.append(_facts_table(facts, anchors, max_rows))
-    failed = sum(1 for f in facts if f.get("passed") is not True)
+    failed = sum(1 for f in facts if f.get("passed") is False)
+    not_checked = sum(1 for f in facts if f.get("passed") is None)
     flaky = sum(1 for f in facts if f.get("flaky"))
-    heading = (f" ({len(facts)}: {len(facts) - failed} passed, {failed} failed"
+    heading = (f" ({len(facts)}: {len(facts) - failed - not_checked} passed, {failed} failed"
+              + (f", {not_checked} not checked" if not_checked else "")
               + (f", {flaky} flaky" if flaky else "") + ")") if facts else ""
     note = ('<p class="note">Page-level facts (olmOCR-bench): the score is the benchmark\'s headline, the mean of the '
             'pass rates per JSONL file (the added baseline facts are a file of their own), with its bootstrap '
@@ -659,7 +668,8 @@ def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str,
     body = []
     for fact in ordered[:max_rows]:
         passed = fact.get("passed") is True
-        verdict = "passed" if passed else "failed"
+        verdict = "passed" if passed else ("unchecked" if fact.get("passed") is None else "failed")
+        label = "not checked" if verdict == "unchecked" else verdict
         repeats = [r for r in fact.get("repeats") or () if isinstance(r, Mapping)] \
             if isinstance(fact.get("repeats"), list) else []
         marks = []
@@ -668,9 +678,9 @@ def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str,
             tokens.append("flaky")
             shown = f"flaky {sum(1 for r in repeats if r.get('passed') is True)}/{len(repeats)}" if repeats else "flaky"
             marks.append(f' <span class="badge flaky">{e(shown)}</span>')
-        if fact.get("unchecked"):
+        if fact.get("unchecked") and verdict != "unchecked":
             marks.append(' <span class="badge unchecked">unchecked</span>')
-        title = (" · ".join(f"repeat {i}: {'passed' if r.get('passed') is True else 'failed'}"
+        title = (" · ".join(f"repeat {i}: {_REPEAT.get(r.get('passed'), 'failed')}"
                             for i, r in enumerate(repeats, start=1)) if len(repeats) > 1 else "")
         document = str(fact.get("document"))
         anchor = anchors.get((str(fact.get("dataset")), str(fact.get("engine")), document))
@@ -683,7 +693,7 @@ def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str,
         title_attr = f' title="{e(title)}"' if title else ""
         body.append(
             f'<tr data-type="{e(fact.get("type"))}" data-verdict="{" ".join(tokens)}">'
-            f'<td data-sort="{verdict}"{title_attr}><span class="badge {verdict}">{verdict}</span>{"".join(marks)}</td>'
+            f'<td data-sort="{verdict}"{title_attr}><span class="badge {verdict}">{label}</span>{"".join(marks)}</td>'
             f'<td>{e(fact.get("engine"))}</td><td data-sort="{e(document)}">{doc_html}</td>'
             f'<td class="fact-id" title="{e(fact.get("source"))}">{e(fact.get("id"))}</td>'
             f'<td>{e(fact.get("type"))}</td>'
@@ -695,7 +705,7 @@ def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str,
         f'<option value="">all</option>{type_options}</select></label>'
         '<label>verdict <select class="row-select" data-table="facts-table" data-attr="verdict">'
         '<option value="">all</option><option value="failed">failed</option><option value="passed">passed</option>'
-        '<option value="flaky">flaky</option></select></label>'
+        '<option value="unchecked">not checked</option><option value="flaky">flaky</option></select></label>'
         '<label>filter <input type="search" class="row-filter" data-table="facts-table" '
         'placeholder="document, fact id, text"></label>'
         '<span class="note row-count" data-table="facts-table"></span>'

@@ -15,7 +15,8 @@ __all__ = ["suite_properties"]
 def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str, str]]:
     """JUnit ``<testsuite>`` properties: ``ocr.<engine>.<dataset>.<metric>`` (micro) and ``...<metric>.mean``,
     document counts (``.documents``, ``.evaluated``), with page-level facts ``...facts.score`` (olmOCR-bench's
-    headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, one
+    headline, ``.low``/``.high`` its interval), ``.passed``, ``.total``, ``.flaky``, ``.unchecked``, ``.checked`` (the
+    facts the score is over: those that could be checked), one
     ``ocr.gate.<expression>`` = passed/failed per gate and, with a baseline, ``ocr.baseline.regressed`` (``true``
     whenever the comparison fails the run: an aggregate regressed, it matched nothing, a tolerance compared nowhere, or
     documents regressed under ``--ocr-document-regressions=fail``), ``.compared``, ``.new``, ``.missing``,
@@ -36,11 +37,13 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
                 props.append((f"{prefix}.{name}.mean", repr(round(stats["mean"], 6))))
     for row in run.get("facts_summary") or ():  # page-level facts: the olmOCR-bench score and its counts
         prefix = f"ocr.{row['engine']}.{row['dataset']}.facts"
-        props.append((f"{prefix}.score", repr(round(row["headline"], 6))))
+        if row.get("headline") is not None:  # none when no fact of the row could be checked
+            props.append((f"{prefix}.score", repr(round(row["headline"], 6))))
         if row.get("interval"):
             props += [(f"{prefix}.score.low", repr(round(row["interval"][0], 6))),
                       (f"{prefix}.score.high", repr(round(row["interval"][1], 6)))]
         props += [(f"{prefix}.{key}", str(row.get(key, 0))) for key in ("passed", "total", "flaky", "unchecked")]
+        props.append((f"{prefix}.checked", str(row.get("checked", row.get("total", 0)))))  # the score's facts
     for gate in verdict.gates:
         props.append((f"ocr.gate.{gate.gate.expression}", "passed" if gate.passed else "failed"))
     if verdict.comparison is not None:

@@ -208,11 +208,15 @@ def _facts_lines(run: Mapping[str, Any]) -> list[str]:
         types = ", ".join(f"{md_escape(kind)} {format_value('fact_pass_rate', rate)}"
                           for kind, rate in (row.get("by_type") or {}).items())
         table.append([md_escape(f"{row.get('engine')} / {row.get('dataset')}"), score,
-                      f"{row.get('passed')}/{row.get('total')}", str(row.get("flaky", 0)), types])
+                      f"{row.get('passed')}/{row.get('checked', row.get('total'))}", str(row.get("flaky", 0)), types])
     lines += _table(["Engine / dataset", "Score", "Passed", "Flaky", "By type"], table, ["l", "r", "r", "r", "l"])
     lines += ["", "<sub>Score: olmOCR-bench's, the mean of the per-JSONL-file pass rates, with its bootstrap "
                   "interval.</sub>"]
-    failing = [f for f in run.get("facts") or () if isinstance(f, Mapping) and not f.get("passed")]
+    from pytest_ocrmetrics.metrics.facts.summary import coverage_text
+
+    lines += [f"\n**Not checked** ({md_escape(row.get('engine'))} / {md_escape(row.get('dataset'))}): "
+              f"score {md_escape(coverage_text(row))}" for row in rows if row.get("not_checked")]
+    failing = [f for f in run.get("facts") or () if isinstance(f, Mapping) and f.get("passed") is False]
     if failing:
         lines += ["", f"<details><summary>{len(failing)} failing fact{'s' if len(failing) != 1 else ''}</summary>", ""]
         lines += [f"- {_code(str(f.get('id')))} ({md_escape(f.get('type'))}) on {md_escape(f.get('document'))}: "

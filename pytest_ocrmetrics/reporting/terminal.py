@@ -135,20 +135,31 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
 
 
 def facts_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One line per engine × dataset with page-level facts: passed / total, olmOCR-bench's headline (mean of the
-    per-JSONL pass rates) with its interval, flaky and unchecked counts, then the pass rate per fact type.
+    """One line per engine × dataset with page-level facts: passed / checked, olmOCR-bench's headline (mean of the
+    per-JSONL pass rates) with its interval, flaky and unchecked counts, then the pass rate per fact type. Facts that
+    could not be checked are left out of the rates, and the line says how many and why.
 
     >>> facts_lines([{"engine": "e", "dataset": "d", "passed": 3, "total": 4, "headline": 0.75, "interval": [0.5, 1.0],
     ...               "by_type": {"present": 1.0, "table": 0.5}, "flaky": 1, "unchecked": 0}])[0]
     'facts e / d: 3/4 passed; olmOCR-bench score 75.0% [50.0%, 100.0%] (mean of per-file pass rates); 1 flaky'
+    >>> facts_lines([{"engine": "e", "dataset": "d", "passed": 2, "total": 3, "checked": 2, "headline": 1.0,
+    ...               "interval": None, "not_checked": {"no browser": 1}, "unchecked": 1}])[0]
+    'facts e / d: 2/2 passed; olmOCR-bench score 100.0% (mean of per-file pass rates) over 2 of 3 facts; 1 not checked: no browser'
     """
+    from pytest_ocrmetrics.metrics.facts.summary import coverage_text
+
     lines = []
     for row in rows:
         interval = row.get("interval")
         shown = f" [{interval[0]:.1%}, {interval[1]:.1%}]" if interval else ""
-        extra = "".join(f"; {row[key]} {key}" for key in ("flaky", "unchecked") if row.get(key))
-        lines.append(f"facts {row['engine']} / {row['dataset']}: {row['passed']}/{row['total']} passed; olmOCR-bench "
-                     f"score {row['headline']:.1%}{shown} (mean of per-file pass rates){extra}")
+        checked = row.get("checked", row["total"])
+        # unchecked: facts of pages without output (failed) and facts not checked (left out, said in the headline)
+        counts = {"flaky": row.get("flaky"), "unchecked": (row.get("unchecked") or 0) - (row["total"] - checked)}
+        extra = "".join(f"; {value} {key}" for key, value in counts.items() if value)
+        score = "none" if row.get("headline") is None else f"{row['headline']:.1%}{shown}"
+        coverage = f" {coverage_text(row)}" if checked != row["total"] else ""
+        lines.append(f"facts {row['engine']} / {row['dataset']}: {row['passed']}/{checked} passed; olmOCR-bench "
+                     f"score {score} (mean of per-file pass rates){coverage}{extra}")
         types = ", ".join(f"{kind} {rate:.1%}" for kind, rate in (row.get("by_type") or {}).items())
         if types:
             lines.append(f"  by type: {types}")

@@ -4,9 +4,9 @@ The benchmark compares in three steps: (1) an equation of the output equals the 
 both and the reference's MathML (without its annotation, whitespace removed) is contained in the candidate's;
 (3) the rendered symbols' layout matches (bounding boxes from a browser). Step 2 runs in-process with ``pykatex``
 (KaTeX in an embedded JavaScript engine, the ``facts`` extra; no browser); step 3 in headless Chromium
-(:mod:`pytest_ocrmetrics.metrics.facts.math_layout`). Without pykatex, or without a browser for step 3, an equation
-that only the missing step would accept fails, and the explanation and the verdict's ``notes`` say which step was
-skipped.
+(:mod:`pytest_ocrmetrics.metrics.facts.math_layout`). Without pykatex, or without a browser for step 3, a fact that
+only the missing step could decide is not checked (``passed`` ``None``): its explanation and the verdict's ``notes``
+say which step could not run.
 
 >>> output_equations(r"Euler: $e^{i\\pi}+1=0$ and \\[a^2+b^2=c^2\\]")
 ['a^2+b^2=c^2', 'e^{i\\\\pi}+1=0']
@@ -17,7 +17,8 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["output_equations", "render_mathml", "mathml_contains", "KATEX_AVAILABLE_NOTE", "MathRenderError"]
+__all__ = ["output_equations", "render_mathml", "mathml_contains", "KATEX_AVAILABLE_NOTE", "MathRenderError",
+           "KatexMissing"]
 
 _PATTERNS = (r"\\\((.+?)\\\)", r"\\\[(.+?)\\\]")
 _DOLLAR_PATTERNS = (r"\$\$(.+?)\$\$", r"\$(.+?)\$")
@@ -25,11 +26,15 @@ _SPACES = re.compile(r"[\s\u200a-\u200d\u2060\ufeff]+", flags=re.UNICODE)
 _SEMANTICS = re.compile(r"<semantics>(.*?)</semantics>", re.DOTALL)
 _ANNOTATION = re.compile(r"<annotation\b[^>]*>.*?</annotation>", re.DOTALL)
 
-KATEX_AVAILABLE_NOTE = "KaTeX MathML comparison skipped: install pytest-ocrmetrics[facts] (pykatex)"
+KATEX_AVAILABLE_NOTE = "the KaTeX MathML comparison needs pykatex: install pytest-ocrmetrics[facts]"
 
 
 class MathRenderError(ValueError):
-    """KaTeX cannot render an equation (a LaTeX error), or no KaTeX is installed."""
+    """KaTeX cannot render an equation (a LaTeX error), or no KaTeX is installed (:class:`KatexMissing`)."""
+
+
+class KatexMissing(MathRenderError):
+    """pykatex (the ``facts`` extra) is not installed: the MathML step cannot run."""
 
 
 def output_equations(text: str, *, ignore_dollar_delimited: bool = False) -> list[str]:
@@ -51,7 +56,7 @@ def render_mathml(equation: str) -> str:
     try:
         import pykatex  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        raise MathRenderError(KATEX_AVAILABLE_NOTE) from None
+        raise KatexMissing(KATEX_AVAILABLE_NOTE) from None
     try:
         html = pykatex.renderToString(equation, displayMode=True, output=pykatex.OUTPUT_MATHML)
     except Exception as exc:  # pykatex.ParseError and anything KaTeX throws

@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from pytest_ocrmetrics.metrics.facts.text import FuzzySearchMissing, near_match_starts, ngram_repeats, normalize_text
 
 __all__ = ["FACT_TYPES", "FACT_FIELDS", "Fact", "FactError", "FactVerdict", "FactResult", "parse_fact", "check_fact",
-           "check_repeats", "baseline_fact", "EXCERPT_CHARS"]
+           "check_repeats", "baseline_fact", "not_checked", "EXCERPT_CHARS", "NOT_CHECKED", "INSTALL_FACTS"]
 
 EXCERPT_CHARS = 300
 """The most characters of output a verdict's ``excerpt`` holds (plus an ellipsis at a cut end)."""
@@ -98,60 +98,110 @@ class FactVerdict:
     where the check looked, at most :data:`EXCERPT_CHARS` characters with some context: the best-matching window
     (``present``, ``absent``, normalized as searched), the span of the ``before`` and ``after`` matches (``order``),
     the matched cell's row (``table``), the closest equation (``math``), the formatted text or the text around the
-    footnote marker; for ``baseline`` the part that failed it; empty when nothing was found."""
+    footnote marker; for ``baseline`` the part that failed it; empty when nothing was found.
 
-    passed: bool
+    ``passed`` is ``None`` when the check could not run (a missing package, no browser for the math layout step, an
+    unexpected error in the checker): no verdict, ``explanation`` is ``"not checked: <reason>"`` and ``reason`` says
+    why (and what to install)."""
+
+    passed: bool | None
     explanation: str = ""
     notes: tuple[str, ...] = ()
     excerpt: str = ""
+    reason: str = ""
+
+
+NOT_CHECKED = "not checked: "
+"""How the explanation of a fact that could not be checked begins (its ``reason`` follows)."""
+INSTALL_FACTS = "install pytest-ocrmetrics[facts]"
+
+
+def not_checked(reason: str, *, notes: tuple[str, ...] = (), excerpt: str = "") -> FactVerdict:
+    """The verdict of a check that could not run: ``passed`` ``None``, the ``reason`` in the explanation.
+
+    >>> not_checked("no browser").explanation
+    'not checked: no browser'
+    """
+    return FactVerdict(None, NOT_CHECKED + reason, notes=notes, excerpt=excerpt, reason=reason)
 
 
 @dataclass(frozen=True)
 class FactResult:
-    """A fact's verdict over one or more repeats: passed when a strict majority passed; ``flaky`` when they disagree."""
+    """A fact's verdict over one or more repeats: passed when a strict majority passed, failed when a strict
+    majority cannot pass; ``flaky`` when checked repeats disagree. ``passed`` is ``None`` (not checked) when repeats
+    that could not be checked leave the majority open: whatever they would give decides it (one repeat: whenever it
+    could not be checked)."""
 
     fact: Fact
     repeats: tuple[FactVerdict, ...]
 
     @property
     def passes(self) -> int:
-        return sum(v.passed for v in self.repeats)
+        return sum(v.passed is True for v in self.repeats)
 
     @property
-    def passed(self) -> bool:
-        return bool(self.repeats) and self.passes * 2 > len(self.repeats)
+    def unchecked(self) -> int:
+        """Repeats that could not be checked."""
+        return sum(v.passed is None for v in self.repeats)
+
+    @property
+    def passed(self) -> bool | None:
+        if not self.repeats:
+            return False
+        if self.passes * 2 > len(self.repeats):
+            return True
+        if (self.passes + self.unchecked) * 2 <= len(self.repeats):  # even if every unchecked one passed
+            return False
+        return None
 
     @property
     def flaky(self) -> bool:
-        return 0 < self.passes < len(self.repeats)
+        return 0 < self.passes < len(self.repeats) - self.unchecked
+
+    @property
+    def reason(self) -> str:
+        """Why the fact could not be checked (the first such repeat's reason); ``""`` when it has a verdict."""
+        return next((v.reason for v in self.repeats if v.passed is None), "") if self.passed is None else ""
+
+    def _telling(self) -> FactVerdict | None:
+        """The repeat the explanation speaks of: the first unchecked one when there is no verdict, else the first
+        failing one."""
+        wanted = None if self.passed is None else False
+        return next((v for v in self.repeats if v.passed is wanted), None)
 
     @property
     def excerpt(self) -> str:
-        """The first failing repeat's excerpt (the one the explanation speaks of), else the first repeat's."""
-        failing = next((v for v in self.repeats if not v.passed), None)
-        if failing is not None:
-            return failing.excerpt
+        """The telling repeat's excerpt (the one the explanation speaks of), else the first repeat's."""
+        telling = self._telling()
+        if telling is not None:
+            return telling.excerpt
         return self.repeats[0].excerpt if self.repeats else ""
 
     @property
     def explanation(self) -> str:
-        """The first failing repeat's explanation (the benchmark's choice), else the first note or ``""``."""
+        """The first failing repeat's explanation (the benchmark's choice; the first unchecked one's when there is
+        no verdict), else the first note or ``""``."""
         if not self.repeats:
             return "no output to check"
-        failing = [v.explanation for v in self.repeats if not v.passed]
-        if failing:
-            prefix = f"{self.passes}/{len(self.repeats)} repeats passed; " if len(self.repeats) > 1 else ""
-            return prefix + failing[0]
+        telling = self._telling()
+        if telling is not None and telling.passed is not True:
+            prefix = ""
+            if len(self.repeats) > 1:
+                prefix = f"{self.passes}/{len(self.repeats)} repeats passed"
+                prefix += f", {self.unchecked} not checked; " if self.unchecked else "; "
+            return prefix + telling.explanation
         return next((v.explanation for v in self.repeats if v.explanation), "")
 
     def to_dict(self) -> dict[str, Any]:
         notes = sorted({note for v in self.repeats for note in v.notes})
-        return {"id": self.fact.id, "type": self.fact.type, "passed": self.passed, "flaky": self.flaky,
+        passed = self.passed
+        return {"id": self.fact.id, "type": self.fact.type, "passed": passed, "flaky": self.flaky,
                 "explanation": self.explanation, "excerpt": self.excerpt, "group": self.fact.group,
                 "source": self.fact.source,
                 "repeats": [{"passed": v.passed, "explanation": v.explanation, "excerpt": v.excerpt}
                             for v in self.repeats],
-                **({"notes": notes} if notes else {})}
+                **({"notes": notes} if notes else {}),
+                **({"unchecked": True, "reason": self.reason} if passed is None else {})}
 
 
 # -- parsing ---------------------------------------------------------------------------------------------------------
@@ -341,7 +391,7 @@ def _order(fact: Fact, text: str) -> FactVerdict:
         before_starts = near_match_starts(before, content, fact.max_diffs)
         after_starts = near_match_starts(after, content, fact.max_diffs)
     except FuzzySearchMissing as exc:
-        return FactVerdict(False, f"not checked: {exc}", notes=("fuzzysearch missing",))
+        return not_checked(str(exc), notes=("fuzzysearch missing",))
     if not before_starts:
         excerpt = excerpt_of(content, max(after_starts), max(after_starts) + len(after)) if after_starts else ""
         return FactVerdict(False, f"'before' text '{before[:40]}...' not found with max_l_dist {fact.max_diffs}",
@@ -479,7 +529,7 @@ def _math(fact: Fact, text: str) -> FactVerdict:
     from rapidfuzz import fuzz
 
     from pytest_ocrmetrics.metrics.facts.equations import (
-        KATEX_AVAILABLE_NOTE, MathRenderError, mathml_contains, output_equations, render_mathml)
+        KatexMissing, MathRenderError, mathml_contains, output_equations, render_mathml)
 
     reference = fact.params["math"]
     equations = output_equations(text, ignore_dollar_delimited=fact.params["ignore_dollar_delimited"])
@@ -488,14 +538,14 @@ def _math(fact: Fact, text: str) -> FactVerdict:
     message = f"No match found for {reference} anywhere in content"
     if not equations:
         return FactVerdict(False, message)
-    try:
-        reference_mathml = render_mathml(reference)
-    except MathRenderError:
-        closest = max(equations, key=lambda e: fuzz.ratio(e, reference))
-        return FactVerdict(False, f"{message} ({KATEX_AVAILABLE_NOTE})", notes=("katex-mathml skipped",),
-                           excerpt=_head(closest))
     equations.sort(key=lambda e: -fuzz.ratio(e, reference))
     closest_excerpt = _head(equations[0])  # the closest candidate, shown when none matches
+    try:
+        reference_mathml = render_mathml(reference)
+    except KatexMissing as exc:  # only KaTeX can say whether a different spelling is the same equation
+        return not_checked(str(exc), notes=("katex-mathml skipped",), excerpt=closest_excerpt)
+    except MathRenderError as exc:  # checked when the fact was read: KaTeX changed its mind
+        return not_checked(f"the reference equation cannot be rendered ({exc})", excerpt=closest_excerpt)
     for equation in equations:
         if mathml_contains(reference_mathml, equation):
             return FactVerdict(True, excerpt=_head(equation))
@@ -509,8 +559,8 @@ def _math(fact: Fact, text: str) -> FactVerdict:
                     return FactVerdict(True, excerpt=_head(equation))
             except ValueError:  # KaTeX rejects the candidate: no match
                 continue
-    except (LayoutUnavailable, ValueError) as exc:
-        return FactVerdict(False, f"{message} (symbol-layout comparison skipped: {exc})",
+    except (LayoutUnavailable, ValueError) as exc:  # the layout step could accept a candidate: no verdict
+        return not_checked(f"the symbol-layout comparison needs KaTeX in a browser: {exc}",
                            notes=("layout step skipped",), excerpt=closest_excerpt)
     return FactVerdict(False, message, excerpt=closest_excerpt)
 
@@ -600,8 +650,15 @@ _CHECKS: dict[str, Callable[[Fact, str], FactVerdict]] = {
 
 
 def check_fact(fact: Fact, text: str) -> FactVerdict:
-    """The verdict of ``fact`` on one output ``text`` (Markdown/HTML as the engine returned it)."""
-    return _CHECKS[fact.type](fact, text)
+    """The verdict of ``fact`` on one output ``text`` (Markdown/HTML as the engine returned it); ``passed`` is
+    ``None`` (:func:`not_checked`) when the check could not run, whatever stopped it: never a failure it did not
+    find."""
+    try:
+        return _CHECKS[fact.type](fact, text)
+    except ImportError as exc:  # a package the check needs (the facts extra)
+        return not_checked(f"{exc}; {INSTALL_FACTS}")
+    except Exception as exc:  # noqa: BLE001 - a fault in the check is no verdict on the output
+        return not_checked(f"the {fact.type} check raised {type(exc).__name__}: {exc}")
 
 
 def check_repeats(fact: Fact, texts: Sequence[str]) -> FactResult:

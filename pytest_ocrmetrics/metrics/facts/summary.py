@@ -17,7 +17,8 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from pytest_ocrmetrics.metrics.aggregate import percentile
 
-__all__ = ["FactSummary", "summarize_facts", "run_facts", "facts_summary", "unchecked_facts"]
+__all__ = ["FactSummary", "summarize_facts", "run_facts", "facts_summary", "unchecked_facts", "headline_text",
+           "coverage_text"]
 
 
 @dataclass(frozen=True)
@@ -100,15 +101,59 @@ def facts_summary(facts: Iterable[Mapping[str, Any]], *, seed: int = 0,
     """The run file's ``facts_summary`` from its ``facts`` (:func:`run_facts`): per engine × dataset,
     :func:`summarize_facts` of its facts (the benchmark's headline with its seeded interval, pass rates per type and
     per JSONL file) and how many were ``flaky`` or ``unchecked``; rows sorted by engine and dataset. The same
-    documents give the same numbers (a merged run's included): verdicts are taken in the run's document order."""
+    documents give the same numbers (a merged run's included): verdicts are taken in the run's document order.
+
+    A fact that could not be checked (``passed`` null: a missing package, no browser) is no failure: the headline,
+    the rates and ``passed`` are over the ``checked`` facts, ``total`` counts every fact, and ``not_checked`` maps
+    each reason to its count (present only when some were not checked; a row none of whose facts was checked has a
+    null headline)."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for fact in facts:
         groups.setdefault((str(fact["engine"]), str(fact["dataset"])), []).append(fact)
     rows = []
     for (engine, dataset), facts in sorted(groups.items()):
+        checked = [f for f in facts if f.get("passed") is not None]
         summary = summarize_facts(((str(f.get("group") or "facts"), str(f.get("type")), bool(f.get("passed")))
-                                   for f in facts), n_bootstrap=resamples, seed=seed)
-        rows.append({"engine": engine, "dataset": dataset, **summary.to_dict(),
+                                   for f in checked), n_bootstrap=resamples, seed=seed).to_dict()
+        reasons: dict[str, int] = {}
+        for fact in facts:
+            if fact.get("passed") is None:
+                reason = str(fact.get("reason") or fact.get("explanation") or "no verdict")
+                reasons[reason] = reasons.get(reason, 0) + 1
+        if not checked:  # nothing to rate: no headline rather than a 0 the page never earned
+            summary.update(headline=None, interval=None)
+        rows.append({"engine": engine, "dataset": dataset, **summary, "total": len(facts), "checked": len(checked),
+                     **({"not_checked": dict(sorted(reasons.items()))} if reasons else {}),
                      "flaky": sum(1 for f in facts if f.get("flaky")),
                      "unchecked": sum(1 for f in facts if f.get("unchecked"))})
     return rows
+
+
+def headline_text(row: Mapping[str, Any]) -> str:
+    """The headline of a ``facts_summary`` row in words, with the facts it is over and, when some could not be
+    checked, how many and why (the reasons as given, most frequent first).
+
+    >>> headline_text({"headline": 0.943, "total": 116, "checked": 110,
+    ...                "not_checked": {"the KaTeX MathML comparison needs pykatex: install pytest-ocrmetrics[facts]": 6}})
+    '94.3% over 110 of 116 facts; 6 not checked: the KaTeX MathML comparison needs pykatex: install pytest-ocrmetrics[facts]'
+    >>> headline_text({"headline": 0.75, "total": 4})
+    '75.0% over 4 facts'
+    """
+    headline = row.get("headline")
+    return ("no score" if headline is None else f"{headline:.1%}") + " " + coverage_text(row)
+
+
+def coverage_text(row: Mapping[str, Any]) -> str:
+    """The facts a ``facts_summary`` row's headline is over, and those not checked with why:
+    ``over 110 of 116 facts; 6 not checked: ...`` (see :func:`headline_text`)."""
+    total = int(row.get("total") or 0)
+    checked = int(row.get("checked", total))
+    text = f"over {checked} of {total} facts" if checked != total else f"over {total} facts"
+    reasons = row.get("not_checked")
+    if isinstance(reasons, Mapping) and reasons:
+        ordered = sorted(reasons.items(), key=lambda item: -int(item[1]))
+        text += f"; {total - checked} not checked: " + "; ".join(
+            str(reason) + (f" ({count})" if len(ordered) > 1 else "") for reason, count in ordered[:3])
+        if len(ordered) > 3:
+            text += f"; and {len(ordered) - 3} more reasons"
+    return text

@@ -73,7 +73,7 @@ def near_match_starts(pattern: str, text: str, max_distance: int) -> list[int]:
         from fuzzysearch import find_near_matches  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         raise FuzzySearchMissing("an order fact with max_diffs > 0 needs fuzzysearch: "
-                                 "pip install 'pytest-ocrmetrics[facts]'") from None
+                                 "install pytest-ocrmetrics[facts]") from None
     return [match.start for match in find_near_matches(pattern, text, max_l_dist=max_distance)]
 
 
