@@ -31,7 +31,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "tokens": ("token_efficiency", "TokenEfficiency", "encoding_for_model"),
     "downstream": ("downstream_task", "DownstreamResult", "success_rate"),
     "layout": ("word_set_overlap", "bag_of_words", "ngram_overlap", "sequence_accuracy", "lcs_ratio",
-               "char_lcs_ratio", "character_accuracy", "OverlapScores", "SequenceAccuracy", "LcsRatio",
+               "char_lcs_ratio", "character_accuracy", "OverlapScores", "NgramOverlapScores", "SequenceAccuracy", "LcsRatio",
                "CharLcsRatio", "CharacterAccuracy"),
     "word_match": ("word_match", "WordMatch", "WordPair"),
     "units": ("graphemes", "codepoints", "words"),
