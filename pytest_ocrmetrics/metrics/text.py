@@ -169,11 +169,24 @@ class ErrorRate:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict (an infinite value, possible only with ``empty_reference="dinglehopper"``, is ``None``)."""
+        """A JSON-safe dict (an infinite value, possible only with ``empty_reference="dinglehopper"``, is ``None``).
+
+        Besides this project's keys it has the specification's output keys (document 000, 1.1 and 1.2): ``cer`` with
+        ``total_chars``, or ``wer`` with ``word_substitutions``, ``word_deletions``, ``word_insertions`` and
+        ``total_words`` (aliases of the counts; the rate stays a fraction, where the document prints a percentage).
+        """
+        value = json_float(self.value)
+        if self.metric == "wer":
+            spec: dict[str, Any] = {"wer": value, "word_substitutions": self.substitutions,
+                                    "word_deletions": self.deletions, "word_insertions": self.insertions,
+                                    "total_words": self.reference_length}
+        else:
+            spec = {self.metric: value, "total_chars": self.reference_length}
         return {
             "metric": self.metric,
-            "value": json_float(self.value),
+            "value": value,
             **self.counts(),
+            **spec,
             "unit": self.unit,
             "tokenizer": self.tokenizer,
             "normalization": self.normalization,

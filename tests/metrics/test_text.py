@@ -123,6 +123,22 @@ def test_unknown_policy_unit_and_tokenizer() -> None:
         wer("a", "b", tokenizer="nltk")
 
 
+def test_cer_and_wer_to_dict_have_the_specification_keys() -> None:
+    """Document 000, 1.1 and 1.2 (issue 20 C4): {"cer": 7.14, "insertions": 0, "deletions": 0, "substitutions": 1,
+    "total_chars": 14} and {"wer": 33.33, "word_substitutions": 1, "word_deletions": 0, "word_insertions": 0,
+    "total_words": 3}; the rates as fractions here."""
+    d = cer("INVOICE #12345", "INV0ICE #12345").to_dict()
+    assert {k: d[k] for k in ("cer", "insertions", "deletions", "substitutions", "total_chars")} == {
+        "cer": 1 / 14, "insertions": 0, "deletions": 0, "substitutions": 1, "total_chars": 14}
+    d = wer("TOTAL AMOUNT DUE", "TOTAL AMUNT DUE").to_dict()
+    assert {k: d[k] for k in ("wer", "word_substitutions", "word_deletions", "word_insertions", "total_words")} == {
+        "wer": 1 / 3, "word_substitutions": 1, "word_deletions": 0, "word_insertions": 0, "total_words": 3}
+    assert d["value"] == d["wer"] and "total_chars" not in d
+    d = wer("a b", "a x b c").to_dict()
+    assert (d["word_deletions"], d["word_insertions"]) == (0, 2)
+    assert wer("", "x", empty_reference="dinglehopper").to_dict()["wer"] is None  # JSON-safe, as "value"
+
+
 # --- SER --------------------------------------------------------------------------------------------------------------
 
 SPEC_GROUND_TRUTH_LINES = ["INVOICE NUMBER: INV-2024-001", "DATE: 2024-03-15", "TOTAL: $150.00"]
