@@ -250,6 +250,21 @@ def test_token_accuracy_specification_example() -> None:
     assert (d["correct_tokens"], d["total_gt_tokens"], d["total_pred_tokens"]) == (5, 6, 6)
 
 
+def test_token_accuracy_takes_token_lists() -> None:
+    """Document 000, 1.4's input: ``"ground_truth": str  # Or List[str] of tokens`` (issue 20 C5)."""
+    as_text = token_accuracy(SPEC_TOKEN_REFERENCE, SPEC_TOKEN_PREDICTED).to_dict()
+    assert token_accuracy(SPEC_TOKEN_REFERENCE.split(), SPEC_TOKEN_PREDICTED).to_dict() == as_text
+    assert token_accuracy(SPEC_TOKEN_REFERENCE.split(), SPEC_TOKEN_PREDICTED.split()).to_dict() == as_text
+    assert token_accuracy(tuple(SPEC_TOKEN_REFERENCE.split()), SPEC_TOKEN_PREDICTED).value == 5 / 6
+    r = token_accuracy(["New York", "10001"], ["New York", "10001"])  # a token is used as given, never split
+    assert (r.value, r.reference_tokens) == (1.0, 2)
+    assert token_accuracy(["Cafe\u0301"], "Caf\u00e9").value == 1.0  # each token normalized (NFC) as a text is
+    with pytest.raises(TypeError, match=r"reference\[1\] must be a str, not int"):
+        token_accuracy(["a", 3], "a")  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="hypothesis must be a str or a list of str tokens, not int"):
+        token_accuracy("a", 3)  # type: ignore[arg-type]
+
+
 def test_token_accuracy_sets_versus_multisets() -> None:
     """Where the old definition (multisets) and the specification's (sets of unique tokens) differ."""
     r = token_accuracy("a a a", "a")
