@@ -64,7 +64,8 @@ class OcrTestContext:
 current_context: ContextVar[OcrTestContext | None] = ContextVar("ocrmetrics_test_context", default=None)
 
 
-def _as_score(result: Any, reference: str | None, document: Document | None, metric: str | None = None) -> DocumentScore:
+def _as_score(result: Any, reference: str | None, document: Document | None,
+              metric: str | None = None) -> DocumentScore:
     """``result`` as a score: itself, the running test's score of an ``OcrOutput``, or a score against ``reference`` /
     ``document``. Scored here (not the running test's score), ``metric`` is computed even when the run did not ask
     for it: a reference given to a helper is a request for that helper's metric."""
@@ -256,7 +257,9 @@ def assert_json_valid(result: Any, schema: Mapping[str, Any] | None = None, **kw
     threshold = Threshold("json_valid", 1.0, "test")
     _record(score, threshold, float(validity.value))
     if not validity.value:
-        errors = [f"{e.path}: {e.message}" for e in validity.errors] or ([validity.parse_error] if validity.parse_error else [])
+        errors = [f"{e.path}: {e.message}" for e in validity.errors]
+        if not errors and validity.parse_error:
+            errors = [validity.parse_error]
         raise AssertionError(
             f"output of document {score.document.id!r}, engine {score.engine!r} is not valid JSON for the schema"
             + "".join(f"\n- {e}" for e in errors[:10])

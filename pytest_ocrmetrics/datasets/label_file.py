@@ -10,8 +10,8 @@ path. The text is everything after the first tab, verbatim (a trailing ``\\r`` i
 A bad line (no tab, an empty image path, an empty or whitespace-only ground truth, an image listed twice) is skipped
 with a :class:`DatasetWarning` naming the file and line, and recorded in :attr:`Dataset.skipped` so the summary can
 count it. An empty ground truth is skipped, not scored (documents 003/004: a sample whose label is missing or empty is
-skipped with a warning, as :mod:`pytest_ocrmetrics.evaluator` does); any output would score CER 1.0 against it. A path that leaves the folder is
-an error, not a skip.
+skipped with a warning, as :mod:`pytest_ocrmetrics.evaluator` does); any output would score CER 1.0 against it. A
+path that leaves the folder is an error, not a skip.
 
 Detection:
 
