@@ -22,7 +22,7 @@ from pytest_ocrmetrics.diff import worst_region
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric
-from pytest_ocrmetrics.scoring import DocumentScore, ScoringOptions, score_document
+from pytest_ocrmetrics.scoring import DocumentScore, ScoringOptions, score_document, with_metrics
 from pytest_ocrmetrics.thresholds import Threshold, format_limit, parse_limit, resolve_threshold
 
 __all__ = [
@@ -64,7 +64,11 @@ class OcrTestContext:
 current_context: ContextVar[OcrTestContext | None] = ContextVar("ocrmetrics_test_context", default=None)
 
 
-def _as_score(result: Any, reference: str | None, document: Document | None) -> DocumentScore:
+def _as_score(result: Any, reference: str | None, document: Document | None,
+              metric: str | None = None) -> DocumentScore:
+    """``result`` as a score: itself, the running test's score of an ``OcrOutput``, or a score against ``reference`` /
+    ``document``. Scored here (not the running test's score), ``metric`` is computed even when the run did not ask
+    for it: a reference given to a helper is a request for that helper's metric."""
     if isinstance(result, DocumentScore):
         return result
     context = current_context.get()
@@ -78,6 +82,8 @@ def _as_score(result: Any, reference: str | None, document: Document | None) -> 
         document = Document(id="(inline)", dataset="(inline)", image_path=None, reference_text=reference)
     if document is not None:
         options = context.options if context else ScoringOptions()
+        if metric is not None:
+            options = with_metrics(options, [metric])
         return score_document(document, result, engine=result.engine or "(inline)", options=options)
     if context is None:
         raise TypeError("an OcrOutput outside an OCR test needs reference= (the expected text) or document=")
@@ -183,7 +189,7 @@ def assert_metric(
     spec = get_metric(metric)
     limit = None if threshold is None else parse_limit(
         metric, threshold, lambda v: repr(v) if v.endswith("%") else v, where=f"the limit {threshold!r} on {metric}")
-    score = _as_score(result, reference, document)
+    score = _as_score(result, reference, document, metric)
     resolved = resolve_threshold(metric, score.document, limit)
     if resolved is None:
         raise TypeError(f"assert_metric({metric!r}) needs a threshold (none given and none in the ground truth)")
@@ -231,19 +237,29 @@ def assert_exact_match(result: Any, **kwargs: Any) -> float:
 
 def assert_json_valid(result: Any, schema: Mapping[str, Any] | None = None, **kwargs: Any) -> float:
     """Assert the output parses as JSON (also inside a ```json fence) and, when a schema is given or the document
-    has one, satisfies it; the message lists every validation error."""
+    has one, satisfies it; the message lists every validation error. With ``schema=`` a plain string needs no
+    ``reference=`` (the schema is all the check compares with).
+
+    >>> assert_json_valid('{"total": "9.00"}', schema={"required": ["total"]})
+    1.0
+    """
     __tracebackhide__ = True
     if schema is None:
         return assert_metric(result, "json_valid", 1.0, **kwargs)
     from pytest_ocrmetrics.metrics.structured import json_validity
 
-    score = _as_score(result, kwargs.get("reference"), kwargs.get("document"))
+    reference, document = kwargs.get("reference"), kwargs.get("document")
+    if reference is None and document is None and current_context.get() is None:
+        reference = ""  # outside an OCR test: the text against the schema, no reference text involved
+    score = _as_score(result, reference, document)
     text = score.output.raw if score.output.raw is not None else score.output.text
     validity = json_validity(text, schema)
     threshold = Threshold("json_valid", 1.0, "test")
     _record(score, threshold, float(validity.value))
     if not validity.value:
-        errors = validity.to_dict().get("errors") or []
+        errors = [f"{e.path}: {e.message}" for e in validity.errors]
+        if not errors and validity.parse_error:
+            errors = [validity.parse_error]
         raise AssertionError(
             f"output of document {score.document.id!r}, engine {score.engine!r} is not valid JSON for the schema"
             + "".join(f"\n- {e}" for e in errors[:10])

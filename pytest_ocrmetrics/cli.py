@@ -703,6 +703,19 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _fuzzy_distance(text: str) -> int:
+    """``score --fuzzy``: a word-match distance from 0 to 5, refused with the page's sentence otherwise."""
+    from pytest_ocrmetrics.metrics.word_match import MAX_DISTANCE, distance_out_of_range
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= MAX_DISTANCE:
+        raise ValueError(distance_out_of_range("the word distance", value))
+    return value
+
+
 def _add_gating_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-regression", action="append", type=_argtype(parse_tolerance), metavar="METRIC:AMOUNT",
                         help="allowed worsening per metric, absolute (cer:0.005) or relative to the baseline "
@@ -760,8 +773,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="remove punctuation before every metric (adds punctuation)")
     score.add_argument("--unit", choices=("grapheme", "codepoint"), default="grapheme", help="character unit of CER")
     score.add_argument("--tokenizer", choices=("whitespace", "unicode"), default="whitespace", help="words of WER")
-    score.add_argument("--fuzzy", type=_argtype(_non_negative_int), default=1, metavar="N",
-                       help="word matching (CRR, word F1): pair words within N character edits (default 1; 0: exact only)")
+    score.add_argument("--fuzzy", type=_argtype(_fuzzy_distance), default=1, metavar="N",
+                       help="word matching (CRR, word F1): pair words within N character edits (0 to 5, default 1; "
+                            "0: exact only)")
     score.add_argument("--word-case-sensitive", action="store_true",
                        help="word matching distinguishes case (default: it ignores case, as the plugin does)")
     score.add_argument("--word-keep-punctuation", action="store_true",

@@ -67,7 +67,7 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
              "str(v).strip().lower()), exact, normalized (dates, amounts) or fuzzy.")),
     ("--ocr-word-distance", "ocr_word_distance", "string", dict(metavar="N",
         help="Word matching (crr, word_f1, the HTML report's word colours): pair words within N character edits "
-             "(default 1, the evaluator's threshold; 0: exact words only).")),
+             "(0 to 5, default 1, the evaluator's threshold; 0: exact words only).")),
     ("--ocr-word-case-sensitive", "ocr_word_case_sensitive", "bool", dict(action="store_true",
         help="Word matching distinguishes case (default: it ignores case, as the evaluator does).")),
     ("--ocr-word-keep-punctuation", "ocr_word_keep_punctuation", "bool", dict(action="store_true",
@@ -224,12 +224,15 @@ def _shard(text: str) -> Shard:
 
 
 def _word_distance(value: Any) -> int:
-    """``--ocr-word-distance`` (or ``ocr_word_distance``): a whole number of character edits, 0 or more."""
+    """``--ocr-word-distance`` (or ``ocr_word_distance``): a whole number of character edits from 0 to 5 (document
+    002's threshold range, as the page and :func:`~pytest_ocrmetrics.metrics.word_match.word_match` enforce it)."""
     if value in (None, ""):
         return 1
     distance = _number(str(value).strip(), "--ocr-word-distance", int)
-    if distance < 0:
-        raise pytest.UsageError(f"--ocr-word-distance must be 0 or more (0: exact words only), got {distance}")
+    from pytest_ocrmetrics.metrics.word_match import MAX_DISTANCE, distance_out_of_range
+
+    if not 0 <= distance <= MAX_DISTANCE:
+        raise pytest.UsageError(distance_out_of_range("--ocr-word-distance", distance))
     return int(distance)
 
 

@@ -84,3 +84,44 @@ def test_helper_limits_take_percentages_and_refuse_a_percent_typo() -> None:
         assert_metric("x" * 80, "cer", "500%", reference="y")  # CER 80: a limit above 1 said on purpose, and shown so
     with pytest.raises(LimitError, match="field_f1 is a fraction between 0 and 1; write 0.9 for 90 %"):
         assert_field_f1("x", 90, reference="x")
+
+
+def test_assert_json_valid_with_a_schema_needs_no_reference() -> None:
+    """Issue 20 C5: ``assert_json_valid(text, schema=...)`` demanded ``reference=``; the schema is all it compares."""
+    from pytest_ocrmetrics.assertions import assert_json_valid
+
+    schema = {"type": "object", "required": ["invoice_number", "date", "total"]}  # document 000, 2.2's example
+    assert assert_json_valid('{"invoice_number": "INV-001", "date": "2024-03-15", "total": "$150.00"}',
+                             schema=schema) == 1.0
+    with pytest.raises(AssertionError) as failure:
+        assert_json_valid('{"invoice_number": "INV-001"}', schema=schema)
+    lines = str(failure.value).splitlines()
+    assert "is not valid JSON for the schema" in lines[0]
+    assert lines[1:] == ["- $: 'date' is a required property", "- $: 'total' is a required property"]
+
+
+@pytest.mark.parametrize(("helper", "limit", "value"), [
+    ("assert_sequence_accuracy_above", 0.5, 2 / 4),  # document 001: "hello form world biblicus" is 2/4
+    ("assert_lcs_ratio_above", 0.5, 3 / 4),
+    ("assert_bigram_overlap_above", 0.3, 1 / 3),
+    ("assert_token_ratio_below", 1.5, None),
+])
+def test_a_helper_given_a_reference_computes_its_metric(helper: str, limit: float, value: float | None) -> None:
+    """Issue 20 C5: an opt-in metric's helper with ``reference=`` said the metric "was not computed"; a reference
+    given to a helper asks for that helper's metric."""
+    import pytest_ocrmetrics.assertions as assertions
+
+    hypothesis = "hello form world biblicus" if "bigram" not in helper else "hello world biblicus from"
+    got = getattr(assertions, helper)(hypothesis, limit, reference="hello world from biblicus")
+    assert got == pytest.approx(value) if value is not None else 0 < got <= limit
+    with pytest.raises(AssertionError, match=r"must be (>=|<=)"):
+        getattr(assertions, helper)(hypothesis, 0.99 if helper.endswith("above") else 0.01,
+                                    reference="hello world from biblicus")
+
+
+def test_a_metric_the_document_cannot_have_still_says_why() -> None:
+    from pytest_ocrmetrics.assertions import assert_metric
+
+    with pytest.raises(AssertionError, match="field_f1 was not computed for document '\\(inline\\)': it needs "
+                                             "ground-truth fields"):
+        assert_metric("x", "field_f1", 0.5, reference="x")

@@ -114,7 +114,11 @@ def test_argparse_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
     assert run_cli()[0] == 2
     assert run_cli("bogus")[0] == 2
     assert run_cli("score", "a", "b", "--fuzzy", "-1")[0] == 2
-    assert "--fuzzy: must be 0 or more" in capsys.readouterr().err
+    assert "--fuzzy: the word distance must be a whole number from 0 to 5" in capsys.readouterr().err
+    # issue 20 C6: document 002's range 0-5, with the page's sentence
+    assert run_cli("score", "a", "b", "--fuzzy", "6")[0] == 2
+    assert ("--fuzzy: the word distance must be a whole number from 0 to 5 (the largest edit distance of a fuzzy "
+            "match), got 6") in capsys.readouterr().err
     assert run_cli("--help")[0] == 0
 
 

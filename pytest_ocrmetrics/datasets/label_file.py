@@ -7,9 +7,11 @@
 
 Image paths are relative to the label file's folder, which is the dataset root; the document id is that relative
 path. The text is everything after the first tab, verbatim (a trailing ``\\r`` is dropped). Blank lines are ignored.
-A bad line (no tab, an empty image path, an image listed twice) is skipped with a :class:`DatasetWarning` naming the
-file and line, and recorded in :attr:`Dataset.skipped` so the summary can count it. A path that leaves the folder is
-an error, not a skip.
+A bad line (no tab, an empty image path, an empty or whitespace-only ground truth, an image listed twice) is skipped
+with a :class:`DatasetWarning` naming the file and line, and recorded in :attr:`Dataset.skipped` so the summary can
+count it. An empty ground truth is skipped, not scored (documents 003/004: a sample whose label is missing or empty is
+skipped with a warning, as :mod:`pytest_ocrmetrics.evaluator` does); any output would score CER 1.0 against it. A
+path that leaves the folder is an error, not a skip.
 
 Detection:
 
@@ -127,6 +129,10 @@ class LabelFileLoader:
             written = written.strip()
             if not written:
                 skip(number, "the image path before the tab is empty")
+                continue
+            if not text.strip():  # the evaluator's sentence (evaluator._parse_line)
+                skip(number, "the ground truth after the tab is empty; write the expected text after the tab or "
+                             "remove the line")
                 continue
             source = f"{label_file}:{number}"
             try:

@@ -310,8 +310,9 @@ class FieldF1Result:
     """Field-level scores of one document.
 
     ``correct`` / ``incorrect`` / ``missing`` are reference key paths; ``extra`` are key paths in the extracted
-    object (list indices there are the extracted list's own). Every non-empty reference field is exactly one of
-    correct, incorrect, missing; every non-empty extracted field exactly one of correct, incorrect, extra.
+    object (list indices there are the extracted list's own). Every reference field (a scalar leaf that is not
+    ``None``; ``""`` is a field with an empty value) is exactly one of correct, incorrect, missing; every extracted
+    field exactly one of correct, incorrect, extra.
     ``mismatches`` says what was expected and found for each incorrect or missing field, in reference order:
     ``(path, expected, found)``, ``found`` ``None`` for a missing field.
     """
@@ -341,18 +342,18 @@ class FieldF1Result:
 
     @property
     def precision(self) -> float:
-        """correct / extracted; 1.0 when both sides are empty, 0.0 when only the extracted side is."""
-        return share(self.correct_count, self.extracted_count, both_empty=self.reference_count == 0)
+        """correct / extracted; 0.0 when nothing was extracted (the specification's code, two empty records too)."""
+        return share(self.correct_count, self.extracted_count, both_empty=False)
 
     @property
     def recall(self) -> float:
-        """correct / reference; 1.0 when both sides are empty, 0.0 when only the reference side is."""
-        return share(self.correct_count, self.reference_count, both_empty=self.extracted_count == 0)
+        """correct / reference; 0.0 when the reference has no field (the specification's code)."""
+        return share(self.correct_count, self.reference_count, both_empty=False)
 
     @property
     def f1(self) -> float:
-        """2 * correct / (extracted + reference); 1.0 when both sides are empty."""
-        return share(2 * self.correct_count, self.extracted_count + self.reference_count, both_empty=True)
+        """2 * correct / (extracted + reference) (= 2PR / (P + R)); 0.0 when both sides have no field."""
+        return share(2 * self.correct_count, self.extracted_count + self.reference_count, both_empty=False)
 
     @property
     def value(self) -> float:
@@ -406,11 +407,14 @@ def _is_container(value: Any) -> bool:
 
 
 def _scalar_text(value: Any, path: str) -> str | None:
-    """The string form of a scalar field, or ``None`` when it is empty (None, "" or whitespace)."""
+    """The string form of a scalar field, or ``None`` when there is no field (the key is absent, or ``None``).
+
+    An empty or whitespace-only string is a field with an empty value, as in the specification's code (every key is a
+    field; an empty extracted value for a non-empty reference value is incorrect, two empty values agree)."""
     if value is None or value is _ABSENT:
         return None
     if isinstance(value, str):
-        return value if value.strip() else None
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float, decimal.Decimal)):
@@ -428,7 +432,7 @@ def _join(path: str, key: Any) -> str:
 
 
 def _leaf_items(value: Any, path: str) -> list[tuple[str, str]]:
-    """``(path, text)`` of the non-empty scalar leaves under ``value``."""
+    """``(path, text)`` of the scalar leaves under ``value`` (``None`` leaves are no fields)."""
     if isinstance(value, Mapping):
         return [leaf for key, sub in value.items() for leaf in _leaf_items(sub, _join(path, key))]
     if isinstance(value, (list, tuple)):
@@ -438,7 +442,7 @@ def _leaf_items(value: Any, path: str) -> list[tuple[str, str]]:
 
 
 def _leaves(value: Any, path: str) -> list[str]:
-    """Paths of the non-empty scalar leaves under ``value``."""
+    """Paths of the scalar leaves under ``value`` (``None`` leaves are no fields)."""
     return [leaf for leaf, _ in _leaf_items(value, path)]
 
 
@@ -468,7 +472,7 @@ class _Outcome:
         self.graded += other.graded
 
     def add_missing(self, reference: Any, path: str) -> None:
-        """Every non-empty leaf of ``reference`` (at ``path``) is missing."""
+        """Every leaf of ``reference`` (at ``path``) is missing."""
         items = _leaf_items(reference, path)
         self.missing += [leaf for leaf, _ in items]
         self.mismatches += [(leaf, text, None) for leaf, text in items]
@@ -502,7 +506,7 @@ class _Comparer:
             ref_text = _scalar_text(ref, ref_path)
             ext_text = None if _is_container(ext) else _scalar_text(ext, ext_path)
             if ref_text is None:
-                pass  # not a reference field: anything extracted here is extra
+                pass  # None: not a reference field, anything extracted here is extra
             elif ext_text is None:
                 out.add_missing(ref, ref_path)
                 return self._with_extra(out, ext, ext_path)
@@ -516,7 +520,7 @@ class _Comparer:
                 out.comparisons.append(FieldComparison(ref_path, ref_text, ext_text, similarity, ok))
                 out.graded = similarity
                 return out
-        # structure differs (or the reference is empty): reference leaves are missing, extracted leaves extra
+        # structure differs (or the reference is None): reference leaves are missing, extracted leaves extra
         out.add_missing(ref, ref_path)
         return self._with_extra(out, ext, ext_path)
 
@@ -560,14 +564,17 @@ def field_f1(
 ) -> FieldF1Result:
     """Precision, recall and F1 of extracted key fields against the reference fields.
 
-    Every non-empty scalar leaf of ``reference_fields`` is one reference field, named by its key path
-    (``address.city``, ``items[0].price``); every non-empty leaf of ``extracted_fields`` one extracted field. A
-    ``None``, ``""`` or whitespace-only value is empty: an empty extracted value counts as missing, an empty reference
-    value is not a field (anything extracted there is extra). Lists are matched by the optimal assignment that
-    maximises the number of correct fields (ties: the larger summed similarity), not by position.
+    Every scalar leaf of ``reference_fields`` is one reference field, named by its key path (``address.city``,
+    ``items[0].price``); every leaf of ``extracted_fields`` one extracted field. As in the specification's code, a key
+    is a field whatever its value: an empty (``""`` or whitespace) extracted value for a non-empty reference value is
+    *incorrect* (it was extracted, wrongly), and two empty values agree. ``None`` (JSON ``null``) is no field: an
+    extracted ``None`` is missing, a reference ``None`` asks for nothing (anything extracted there is extra). Lists are
+    matched by the optimal assignment that maximises the number of correct fields (ties: the larger summed
+    similarity), not by position.
 
     - precision = correct / extracted, recall = correct / reference, F1 = 2 * correct / (extracted + reference);
-    - both sides empty: precision = recall = F1 = 1.0; one side empty: all three 0.0. Never NaN.
+    - a share whose denominator is 0 is 0.0, so two records without fields score 0.0, as the specification's code
+      does. Never NaN.
 
     ``compare``: ``"lowercase"`` (the default and the specification's comparison: equal after
     ``str(v).strip().lower()``), ``"exact"`` (identical string forms; numbers and booleans as JSON would print
@@ -587,6 +594,9 @@ def field_f1(
     (0.0, 1.0)
     >>> field_f1({"total": "60.30"}, {"total": "60.31"}, compare="fuzzy", threshold=0.8).f1
     1.0
+    >>> r = field_f1({"a": "x", "b": "y"}, {"a": "x", "b": ""})  # an empty value is extracted, wrongly
+    >>> r.precision, r.recall, r.f1, r.incorrect, field_f1({}, {}).f1
+    (0.5, 0.5, 0.5, ('b',), 0.0)
     """
     if not isinstance(reference_fields, Mapping):
         raise TypeError(

@@ -113,8 +113,9 @@ METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in _SPECS}
 #: Bumped whenever a metric keeps its name but computes something else, so a baseline of the old definitions is
 #: refused instead of compared. 1: pytest-ocrmetrics 0.1.0 (files without the key). 2: the specification's
 #: definitions of ``ser``, ``token_accuracy``, ``token_f1``, ``sequence_accuracy``, ``lcs_ratio`` and the
-#: ``lowercase`` field comparison as the default.
-METRIC_DEFINITIONS = 2
+#: ``lowercase`` field comparison as the default. 3: ``field_f1`` as the specification's code computes it (an empty
+#: extracted value is an extracted, incorrect field; two empty values agree; no field on either side scores 0).
+METRIC_DEFINITIONS = 3
 
 
 def closest_metric(name: str) -> str | None:

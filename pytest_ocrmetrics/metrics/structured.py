@@ -641,16 +641,33 @@ def _xml_text(output: str, source: Source | None) -> str:
 def structured_validity(output: str, schema: Any = None, *, output_format: str = "json",
                         required: Sequence[str] = ()) -> JsonValidity | XmlValidity:
     """The specification's "JSON/XML validity" entry point: :func:`json_validity` (``schema`` a JSON Schema) or
-    :func:`xml_validity` (``schema`` an XSD, text or path; ``required`` element paths), by ``output_format``.
+    :func:`xml_validity`, by ``output_format``.
+
+    For XML, ``schema`` is an XSD (its text or a path, which needs ``lxml``) or, as the specification's input has it,
+    a dict: its ``required`` names become required element paths (with ``required``), which is what a pytest run does
+    with a document's schema for XML output. The dict's other keywords (``type``, ``properties``) are JSON types that
+    XML text does not carry; they are not checked, and ``schema_given`` stays False (no XSD validated the output).
 
     >>> structured_validity("<a><b>1</b></a>", output_format="xml", required=["b"]).to_dict()["completeness_score"]
     1.0
+    >>> r = structured_validity("<invoice><total>9</total></invoice>", {"required": ["total", "date"]},
+    ...                         output_format="xml")
+    >>> r.is_valid, r.completeness_score, r.missing_required
+    (True, 0.5, ('date',))
     """
     if output_format == "json":
         if required:
             raise ValueError("required is for output_format='xml'; for JSON put the fields in the schema's 'required'")
         return json_validity(output, schema)
     if output_format == "xml":
+        if isinstance(schema, Mapping):
+            named = schema.get("required", [])
+            if isinstance(named, str) or not isinstance(named, (list, tuple)):
+                raise TypeError("the schema's 'required' must be a list of element names, e.g. ['invoice_number', "
+                                f"'total'], not {type(named).__name__}")
+            if isinstance(required, str):
+                raise TypeError("required must be a list of element paths (str), e.g. ['invoice_number', 'total']")
+            return xml_validity(output, None, required=list(dict.fromkeys([*named, *required])))
         return xml_validity(output, schema, required=required)
     import difflib
 

@@ -69,6 +69,8 @@ POSITION_DENOMINATORS: tuple[str, ...] = ("max", "reference")
 #: ``confusion(rate_of=...)``: "errors" (S + D + I, the specification's) or "substitutions"
 CONFUSION_RATES: tuple[str, ...] = ("errors", "substitutions")
 LinesLike = Union[str, Sequence[str]]
+#: a text (split by the tokenizer) or a list of tokens (used as given), as the specification's token accuracy takes
+TokensLike = Union[str, Sequence[str]]
 
 
 # --- helpers ---------------------------------------------------------------------------------------------------------
@@ -169,11 +171,24 @@ class ErrorRate:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict (an infinite value, possible only with ``empty_reference="dinglehopper"``, is ``None``)."""
+        """A JSON-safe dict (an infinite value, possible only with ``empty_reference="dinglehopper"``, is ``None``).
+
+        Besides this project's keys it has the specification's output keys (document 000, 1.1 and 1.2): ``cer`` with
+        ``total_chars``, or ``wer`` with ``word_substitutions``, ``word_deletions``, ``word_insertions`` and
+        ``total_words`` (aliases of the counts; the rate stays a fraction, where the document prints a percentage).
+        """
+        value = json_float(self.value)
+        if self.metric == "wer":
+            spec: dict[str, Any] = {"wer": value, "word_substitutions": self.substitutions,
+                                    "word_deletions": self.deletions, "word_insertions": self.insertions,
+                                    "total_words": self.reference_length}
+        else:
+            spec = {self.metric: value, "total_chars": self.reference_length}
         return {
             "metric": self.metric,
-            "value": json_float(self.value),
+            "value": value,
             **self.counts(),
+            **spec,
             "unit": self.unit,
             "tokenizer": self.tokenizer,
             "normalization": self.normalization,
@@ -737,9 +752,20 @@ def ser(
                                    denominator=denominator)
 
 
+def _as_tokens(value: object, name: str, tokenizer: str, profile: NormalizationProfile) -> list[str]:
+    """A text's tokens (normalized, then split by ``tokenizer``), or a list of tokens each normalized, not split."""
+    if isinstance(value, str):
+        return words(profile(value), tokenizer=tokenizer)
+    if isinstance(value, (list, tuple)):
+        return [profile(check_text(token, f"{name}[{i}]")) for i, token in enumerate(value)]
+    if value is None or isinstance(value, (bytes, bytearray)):
+        check_text(value, name)  # the usual message for None and bytes
+    raise TypeError(f"{name} must be a str or a list of str tokens, not {type(value).__name__}")
+
+
 def token_accuracy(
-    reference: str,
-    hypothesis: str,
+    reference: TokensLike,
+    hypothesis: TokensLike,
     *,
     counting: str = "set",
     position_denominator: str = "max",
@@ -751,7 +777,9 @@ def token_accuracy(
     The specification's definition by default: ``value`` (the exact-match rate) = positions with equal tokens /
     max(len(reference tokens), len(hypothesis tokens)); precision, recall and F1 on the *sets* of tokens.
     ``counting="multiset"`` counts repeated tokens each time; ``position_denominator="reference"`` divides the
-    position matches by the reference tokens only (both the project's earlier definitions).
+    position matches by the reference tokens only (both the project's earlier definitions). Either side may be a
+    text, normalized and split by ``tokenizer``, or a list of tokens (the specification's ``List[str]`` input), each
+    token normalized and used as given.
 
     >>> r = token_accuracy("Invoice Number INV-2024-001 Total Amount $150.00",
     ...                    "Invoice Number INV-2024-OO1 Total Amount $150.00")
@@ -760,14 +788,21 @@ def token_accuracy(
     >>> r = token_accuracy("a a b", "a b")
     >>> r.precision, r.recall, token_accuracy("a a b", "a b", counting="multiset").recall
     (1.0, 1.0, 0.6666666666666666)
+    >>> token_accuracy(["New York", "10001"], "New York 10001").position_matches  # a token list is not split
+    0
     """
     _check_tokenizer(tokenizer)
     _check_choice(counting, "counting", TOKEN_COUNTINGS)
     _check_choice(position_denominator, "position_denominator", POSITION_DENOMINATORS)
-    ref, hyp, profile = _prepare(reference, hypothesis, normalize)
-    return _token_accuracy_result(words(ref, tokenizer=tokenizer), words(hyp, tokenizer=tokenizer),
-                                  tokenizer=tokenizer, profile=profile.name, counting=counting,
-                                  position_denominator=position_denominator)
+    if isinstance(reference, str) and isinstance(hypothesis, str):
+        ref, hyp, profile = _prepare(reference, hypothesis, normalize)
+        ref_tokens, hyp_tokens = words(ref, tokenizer=tokenizer), words(hyp, tokenizer=tokenizer)
+    else:
+        profile = get_profile(normalize)
+        ref_tokens = _as_tokens(reference, "reference", tokenizer, profile)
+        hyp_tokens = _as_tokens(hypothesis, "hypothesis", tokenizer, profile)
+    return _token_accuracy_result(ref_tokens, hyp_tokens, tokenizer=tokenizer, profile=profile.name,
+                                  counting=counting, position_denominator=position_denominator)
 
 
 def confusion(

@@ -26,7 +26,21 @@ from pytest_ocrmetrics.metrics.normalize import strip_punctuation
 from pytest_ocrmetrics.metrics.rates import normalized_distance, share
 from pytest_ocrmetrics.metrics.units import check_text
 
-__all__ = ["WordPair", "WordMatch", "word_match", "FUZZY_COMPARISONS"]
+__all__ = ["WordPair", "WordMatch", "word_match", "FUZZY_COMPARISONS", "MAX_DISTANCE", "distance_out_of_range"]
+
+#: The largest ``max_distance``: document 002's word-match threshold range is 0 to 5 (the page, its API, the
+#: plugin's ``--ocr-word-distance`` and ``ocrmetrics score --fuzzy`` all refuse more, with the same sentence).
+MAX_DISTANCE = 5
+
+
+def distance_out_of_range(name: str, value: object) -> str:
+    """The one sentence that refuses a word-match distance outside 0..:data:`MAX_DISTANCE`, ``name`` saying where.
+
+    >>> distance_out_of_range("max_distance", 6)
+    'max_distance must be a whole number from 0 to 5 (the largest edit distance of a fuzzy match), got 6'
+    """
+    return (f"{name} must be a whole number from 0 to {MAX_DISTANCE} (the largest edit distance of a fuzzy match), "
+            f"got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -175,7 +189,8 @@ def word_match(
        hypothesis;
     2. fuzzy: every remaining (reference, hypothesis) pair with ``1 <= lev <= max_distance`` is a candidate; the
        candidates are taken greedily by increasing distance, ties by reference position, then hypothesis position,
-       skipping words already paired. ``max_distance=0`` disables this stage.
+       skipping words already paired. ``max_distance=0`` disables this stage; above :data:`MAX_DISTANCE` (5, the top
+       of document 002's threshold range) is refused.
 
     Distances and lengths are in code points. Only words within ``max_distance`` in length can pair, so the fuzzy
     stage compares each distinct word with a few length buckets in C (rapidfuzz), not every word with every word,
@@ -192,8 +207,8 @@ def word_match(
     hypothesis = check_text(hypothesis, "hypothesis")
     if isinstance(max_distance, bool) or not isinstance(max_distance, int):
         raise TypeError(f"max_distance must be an int >= 0, not {type(max_distance).__name__}")
-    if max_distance < 0:
-        raise ValueError(f"max_distance must be >= 0, got {max_distance}")
+    if not 0 <= max_distance <= MAX_DISTANCE:
+        raise ValueError(distance_out_of_range("max_distance", max_distance))
     ref = _tokens(reference, case_sensitive, ignore_punctuation)
     hyp = _tokens(hypothesis, case_sensitive, ignore_punctuation)
 

@@ -170,34 +170,79 @@ def test_exact_mode_compares_json_string_forms() -> None:
     assert field_f1({"d": "1.50"}, {"d": Decimal("1.5")}, compare="normalized").f1 == 1.0
 
 
-def test_empty_extracted_value_is_missing_not_incorrect() -> None:
+def test_the_specification_rule_for_an_empty_extracted_value() -> None:
+    # issue 20 C2: the specification's code counts every key; an empty value is an extracted, incorrect field
+    r = field_f1({"a": "x", "b": "y"}, {"a": "x", "b": ""})
+    assert (r.precision, r.recall, r.f1) == (0.5, 0.5, 0.5)
+    assert (r.correct, r.incorrect, r.missing, r.extra) == (("a",), ("b",), (), ())
+    assert r.mismatches == (("b", "y", ""),)
+
+
+def test_two_empty_values_agree_and_are_listed_correct() -> None:
+    r = field_f1({"a": ""}, {"a": ""})
+    assert (r.f1, r.correct) == (1.0, ("a",))
+    assert field_f1({"a": "  "}, {"a": ""}).correct == ("a",)  # str(v).strip().lower() on both
+    assert field_f1({"a": "  "}, {"a": ""}, compare="exact").incorrect == ("a",)
+
+
+def test_none_is_no_field_on_either_side() -> None:
     r = field_f1({"a": "1", "b": "2", "c": "3"}, {"a": None, "b": "  ", "c": ""})
-    assert r.missing == ("a", "b", "c")
-    assert r.incorrect == ()
-    assert r.counts()["extracted"] == 0
-
-
-def test_empty_reference_value_is_no_field_and_extracting_there_is_extra() -> None:
+    assert r.missing == ("a",)  # null: nothing extracted
+    assert r.incorrect == ("b", "c")  # empty strings: extracted, wrongly
+    assert r.counts()["extracted"] == 2
     r = field_f1({"a": "1", "b": None, "c": ""}, {"a": "1", "b": "x"})
-    assert r.counts()["reference"] == 1
-    assert r.correct == ("a",)
-    assert r.extra == ("b",)
+    assert r.counts()["reference"] == 2  # a and c; b asks for nothing
+    assert (r.correct, r.missing, r.extra) == (("a",), ("c",), ("b",))
 
 
 @pytest.mark.parametrize(
     ("ref", "ext", "expected"),
     [
-        ({}, {}, (1.0, 1.0, 1.0)),
-        ({}, None, (1.0, 1.0, 1.0)),
-        ({"a": None}, {"b": ""}, (1.0, 1.0, 1.0)),  # nothing on either side
+        ({}, {}, (0.0, 0.0, 0.0)),  # the specification's code: 0 for two empty records
+        ({}, None, (0.0, 0.0, 0.0)),
+        ({"a": None}, {"b": None}, (0.0, 0.0, 0.0)),  # no field on either side
         ({"a": "1"}, {}, (0.0, 0.0, 0.0)),  # nothing extracted: precision 0, not a vacuous 1
         ({"a": "1"}, None, (0.0, 0.0, 0.0)),
         ({}, {"a": "1"}, (0.0, 0.0, 0.0)),  # nothing to extract but something extracted
+        ({"a": ""}, {"a": ""}, (1.0, 1.0, 1.0)),
     ],
 )
 def test_empty_side_policy(ref: dict[str, Any], ext: dict[str, Any] | None, expected: tuple[float, ...]) -> None:
     r = field_f1(ref, ext)
     assert (r.precision, r.recall, r.f1) == expected
+
+
+def test_the_specification_code_is_the_oracle_on_flat_records() -> None:
+    """Flat string records: every key as a field, values compared by str(v).strip().lower(), 0 for empty shares."""
+    cases = [({"a": "x", "b": "y"}, {"a": "x", "b": ""}), ({}, {}), ({"a": ""}, {"a": ""}), ({"a": " X"}, {"a": "x"}),
+             ({"a": "1", "b": ""}, {"b": "", "c": "3"}), ({"a": "1"}, {"a": " "}), ({"p": "", "q": ""}, {"p": "z"})]
+    for ref, ext in cases:
+        assert _spec_field_f1(ext, ref) == pytest.approx(field_f1(ref, ext).to_dict()["field_f1"]), (ref, ext)
+        r = field_f1(ref, ext)
+        spec = _spec_result(ext, ref)
+        assert (r.precision, r.recall) == pytest.approx((spec["field_precision"], spec["field_recall"]))
+        assert sorted(r.correct) == sorted(spec["correct_fields"]) and sorted(r.extra) == sorted(spec["extra_fields"])
+        assert sorted(r.missing) == sorted(spec["missing_fields"])
+        assert sorted(r.incorrect) == sorted(spec["incorrect_fields"])
+
+
+def _spec_result(extracted_fields: dict[str, Any], ground_truth_fields: dict[str, Any]) -> dict[str, Any]:
+    """Document 000's ``calculate_field_extraction_f1``, verbatim."""
+    gt_keys = set(ground_truth_fields.keys())
+    ext_keys = set(extracted_fields.keys())
+    correct = [k for k in gt_keys & ext_keys
+               if str(extracted_fields[k]).strip().lower() == str(ground_truth_fields[k]).strip().lower()]
+    precision = len(correct) / len(ext_keys) if ext_keys else 0
+    recall = len(correct) / len(gt_keys) if gt_keys else 0
+    f1 = 2 * (precision * recall) / (precision + recall) if (precision + recall) > 0 else 0
+    return {"field_precision": precision, "field_recall": recall, "field_f1": f1, "correct_fields": correct,
+            "missing_fields": list(gt_keys - ext_keys),
+            "incorrect_fields": [k for k in gt_keys & ext_keys if k not in correct],
+            "extra_fields": list(ext_keys - gt_keys)}
+
+
+def _spec_field_f1(extracted_fields: dict[str, Any], ground_truth_fields: dict[str, Any]) -> float:
+    return float(_spec_result(extracted_fields, ground_truth_fields)["field_f1"])
 
 
 def test_nested_objects_compare_by_key_path() -> None:
@@ -404,7 +449,7 @@ def _count_leaves(value: Any) -> int:
 @given(_tree, st.sampled_from(["lowercase", "exact", "normalized", "fuzzy"]))
 def test_identical_records_score_one(record: dict[str, Any], mode: str) -> None:
     r = field_f1(record, record, compare=mode)  # type: ignore[arg-type]
-    assert r.f1 == 1.0
+    assert r.f1 == (1.0 if _count_leaves(record) else 0.0)  # {"a": []} has no field: 0, as {} vs {}
     assert r.reference_count == _count_leaves(record)
 
 
@@ -417,7 +462,7 @@ def test_counts_are_consistent_and_f1_never_nan(a: dict[str, Any], b: dict[str, 
     assert c["extracted"] == _count_leaves(b)
     assert 0.0 <= r.f1 <= 1.0 and not math.isnan(r.f1)
     total = c["extracted"] + c["reference"]
-    assert r.f1 == (pytest.approx(2 * c["correct"] / total) if total else 1.0)  # {"a": []} has no fields
+    assert r.f1 == (pytest.approx(2 * c["correct"] / total) if total else 0.0)  # {"a": []} has no fields
     assert sorted(path for path, _, _ in r.mismatches) == sorted(r.incorrect + r.missing)
     assert all((found is None) == (path in r.missing) for path, _, found in r.mismatches)
 

@@ -83,6 +83,18 @@ def test_bigrams_and_trigrams_hand_computed() -> None:
     assert ngram_overlap(ref, hyp, n=1).f1 == bag_of_words(ref, hyp).f1 == 1.0
 
 
+def test_ngram_value_is_the_specification_overlap_not_the_f1() -> None:
+    # issue 20 C3: "a b c d" vs "a b": 1 of 3 reference bigrams found; the F1 would be 2*1/(3+1) = 0.5
+    r = ngram_overlap("a b c d", "a b", n=2)
+    assert (r.value, r.overlap, r.f1) == (1 / 3, 1 / 3, 0.5)
+    spec = ngram_overlap("hello world from biblicus", "hello world biblicus from", n=2)  # document 001's example
+    assert spec.value == pytest.approx(0.333, abs=5e-4)
+    assert ngram_overlap("the quick brown fox", "the brown quick fox", n=3).value == 0.0  # its trigram example
+    assert ngram_overlap("a b c", "a c b", n=2).value == 0.0  # its "N-gram calculation" example
+    assert layout_scores("a b c d", "a b", ["bigram_overlap"])["bigram_overlap"][0] == r.value  # the registry's
+    assert bag_of_words("a b c d", "a b").value == bag_of_words("a b c d", "a b").f1  # other overlaps keep the F1
+
+
 def test_ngram_duplicates_are_a_multiset() -> None:
     r = ngram_overlap("a b a b", "a b x", n=2)  # ref: ab x2, ba ; hyp: ab, bx
     assert (r.matched, r.reference_count, r.hypothesis_count) == (1, 3, 2)

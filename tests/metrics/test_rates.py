@@ -27,12 +27,13 @@ def test_json_float() -> None:
 
 
 def test_every_share_metric_has_the_same_empty_convention() -> None:
-    """Both sides empty: 1.0 (nothing to find, nothing found); one side empty: 0.0."""
+    """Both sides empty: 1.0 (nothing to find, nothing found); one side empty: 0.0. The exception is field_f1,
+    which follows the specification's code (issue 20 C2): two records without fields score 0.0."""
+    assert (field_f1({}, {}).precision, field_f1({}, {}).recall, field_f1({}, {}).f1) == (0.0, 0.0, 0.0)
     both = [
         bag_of_words("", "").f1,
         word_match("", "").f1,
         word_match("", "").crr,
-        field_f1({}, {}).f1,
         token_accuracy("", "").f1,
         sequence_accuracy("", "").value,
         lcs_ratio("", "").value,

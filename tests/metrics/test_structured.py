@@ -382,3 +382,27 @@ def test_xsd_without_lxml_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(ImportError, match="validating against an XSD needs lxml: pip install lxml"):
         xml_validity(SPEC_XML, INVOICE_XSD)
     assert xml_validity(SPEC_XML).valid  # well-formedness needs no lxml
+
+
+SPEC_VALIDITY_SCHEMA = {"type": "object", "required": ["invoice_number", "date", "total"],
+                        "properties": {"invoice_number": {"type": "string"}, "date": {"type": "string"},
+                                       "total": {"type": "string"}}}
+
+
+def test_structured_validity_xml_takes_the_specifications_dict_schema() -> None:
+    """Document 000, 2.2: ``expected_schema: dict`` with ``output_format`` "json" or "xml" (issue 20 C5): for XML the
+    dict's ``required`` are the required elements, no XSD (and no lxml) is involved."""
+    xml = "<invoice><invoice_number>INV-001</invoice_number><date>2024-03-15</date><total>$150.00</total></invoice>"
+    d = structured_validity(xml, SPEC_VALIDITY_SCHEMA, output_format="xml").to_dict()
+    assert {k: d[k] for k in ("is_valid", "is_schema_compliant", "parsing_error", "validation_errors",
+                              "completeness_score", "field_count")} == {
+        "is_valid": True, "is_schema_compliant": True, "parsing_error": None, "validation_errors": [],
+        "completeness_score": 1.0, "field_count": 3}  # the document's expected output for its JSON example
+    assert d["schema_given"] is False  # no XSD validated it
+    partial = structured_validity("<invoice><date>2024-03-15</date></invoice>", {"required": ["date", "total"]},
+                                  output_format="xml", required=["date", "vendor"])
+    assert partial.missing_required == ("total", "vendor") and partial.completeness == 1 / 3
+    with pytest.raises(TypeError, match="the schema's 'required' must be a list of element names"):
+        structured_validity("<a/>", {"required": "total"}, output_format="xml")
+    json_text = '{"invoice_number": "INV-001", "date": "2024-03-15", "total": "$150.00"}'
+    assert structured_validity(json_text, SPEC_VALIDITY_SCHEMA).completeness_score == 1.0  # JSON unchanged

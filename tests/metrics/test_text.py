@@ -123,6 +123,22 @@ def test_unknown_policy_unit_and_tokenizer() -> None:
         wer("a", "b", tokenizer="nltk")
 
 
+def test_cer_and_wer_to_dict_have_the_specification_keys() -> None:
+    """Document 000, 1.1 and 1.2 (issue 20 C4): {"cer": 7.14, "insertions": 0, "deletions": 0, "substitutions": 1,
+    "total_chars": 14} and {"wer": 33.33, "word_substitutions": 1, "word_deletions": 0, "word_insertions": 0,
+    "total_words": 3}; the rates as fractions here."""
+    d = cer("INVOICE #12345", "INV0ICE #12345").to_dict()
+    assert {k: d[k] for k in ("cer", "insertions", "deletions", "substitutions", "total_chars")} == {
+        "cer": 1 / 14, "insertions": 0, "deletions": 0, "substitutions": 1, "total_chars": 14}
+    d = wer("TOTAL AMOUNT DUE", "TOTAL AMUNT DUE").to_dict()
+    assert {k: d[k] for k in ("wer", "word_substitutions", "word_deletions", "word_insertions", "total_words")} == {
+        "wer": 1 / 3, "word_substitutions": 1, "word_deletions": 0, "word_insertions": 0, "total_words": 3}
+    assert d["value"] == d["wer"] and "total_chars" not in d
+    d = wer("a b", "a x b c").to_dict()
+    assert (d["word_deletions"], d["word_insertions"]) == (0, 2)
+    assert wer("", "x", empty_reference="dinglehopper").to_dict()["wer"] is None  # JSON-safe, as "value"
+
+
 # --- SER --------------------------------------------------------------------------------------------------------------
 
 SPEC_GROUND_TRUTH_LINES = ["INVOICE NUMBER: INV-2024-001", "DATE: 2024-03-15", "TOTAL: $150.00"]
@@ -232,6 +248,21 @@ def test_token_accuracy_specification_example() -> None:
     assert (d["exact_match_rate"], d["token_precision"], d["token_recall"]) == (5 / 6, 5 / 6, 5 / 6)
     assert d["token_f1"] == pytest.approx(5 / 6)
     assert (d["correct_tokens"], d["total_gt_tokens"], d["total_pred_tokens"]) == (5, 6, 6)
+
+
+def test_token_accuracy_takes_token_lists() -> None:
+    """Document 000, 1.4's input: ``"ground_truth": str  # Or List[str] of tokens`` (issue 20 C5)."""
+    as_text = token_accuracy(SPEC_TOKEN_REFERENCE, SPEC_TOKEN_PREDICTED).to_dict()
+    assert token_accuracy(SPEC_TOKEN_REFERENCE.split(), SPEC_TOKEN_PREDICTED).to_dict() == as_text
+    assert token_accuracy(SPEC_TOKEN_REFERENCE.split(), SPEC_TOKEN_PREDICTED.split()).to_dict() == as_text
+    assert token_accuracy(tuple(SPEC_TOKEN_REFERENCE.split()), SPEC_TOKEN_PREDICTED).value == 5 / 6
+    r = token_accuracy(["New York", "10001"], ["New York", "10001"])  # a token is used as given, never split
+    assert (r.value, r.reference_tokens) == (1.0, 2)
+    assert token_accuracy(["Cafe\u0301"], "Caf\u00e9").value == 1.0  # each token normalized (NFC) as a text is
+    with pytest.raises(TypeError, match=r"reference\[1\] must be a str, not int"):
+        token_accuracy(["a", 3], "a")  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="hypothesis must be a str or a list of str tokens, not int"):
+        token_accuracy("a", 3)  # type: ignore[arg-type]
 
 
 def test_token_accuracy_sets_versus_multisets() -> None:

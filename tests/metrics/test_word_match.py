@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 import importlib
 
 word_match_module = importlib.import_module("pytest_ocrmetrics.metrics.word_match")  # the package exports the function under the same name
-from pytest_ocrmetrics.metrics.word_match import word_match
+from pytest_ocrmetrics.metrics.word_match import MAX_DISTANCE, word_match
 
 
 def test_docstring_examples() -> None:
@@ -109,7 +109,7 @@ def test_bad_inputs() -> None:
         word_match(None, "x")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="hypothesis must be a str, not list"):
         word_match("x", ["x"])  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="max_distance must be >= 0"):
+    with pytest.raises(ValueError, match="max_distance must be a whole number from 0 to 5"):
         word_match("x", "x", max_distance=-1)
     with pytest.raises(TypeError, match="max_distance must be an int"):
         word_match("x", "x", max_distance=1.5)  # type: ignore[arg-type]
@@ -185,3 +185,18 @@ def test_exact_counts_are_symmetric(reference: str, hypothesis: str) -> None:
     assert forward.f1 == backward.f1
     assert forward.precision == backward.recall
     assert word_match(reference, reference).f1 == 1.0
+
+
+def test_the_distance_range_is_document_002s_0_to_5() -> None:
+    """Issue 20 C6: the page's threshold range 0-5 holds for the library too, refused with the page's sentence."""
+    from pytest_ocrmetrics.serve.api import MAX_THRESHOLD, ApiError, parse_options
+
+    assert word_match("kitten", "sitting", max_distance=5).fuzzy_count == 1  # the top of the range works
+    with pytest.raises(ValueError) as raised:
+        word_match("x", "x", max_distance=6)
+    assert str(raised.value) == ("max_distance must be a whole number from 0 to 5 (the largest edit distance of a "
+                                 "fuzzy match), got 6")
+    assert MAX_THRESHOLD == MAX_DISTANCE == 5
+    with pytest.raises(ApiError) as page:
+        parse_options({"threshold": 6})
+    assert str(raised.value).removeprefix("max_distance") in str(page.value)  # the same sentence as the page's

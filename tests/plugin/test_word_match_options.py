@@ -74,13 +74,27 @@ def test_options_change_word_matching_and_are_recorded(pytester: pytest.Pytester
     assert run["normalization"]["word_match"] == {**SPEC_DEFAULTS, **recorded}
 
 
-@pytest.mark.parametrize("value", ["-1", "one", "1.5"])
+@pytest.mark.parametrize("value", ["-1", "one", "1.5", "6"])
 def test_a_bad_distance_is_one_usage_error(pytester: pytest.Pytester, value: str) -> None:
     _dataset(pytester.path)
     result = pytester.runpytest("--ocr-dataset=data", "--ocr-engine=replay:preds", f"--ocr-word-distance={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ocr-word-distance*"])
     assert "Traceback" not in result.stderr.str()
+    if value in ("-1", "6"):  # issue 20 C6: document 002's range 0-5, in the page's sentence
+        result.stderr.fnmatch_lines([f"*--ocr-word-distance must be a whole number from 0 to 5 (the largest edit "
+                                     f"distance of a fuzzy match), got {value}*"])
+
+
+def test_the_largest_distance_is_accepted_in_the_ini_file(pytester: pytest.Pytester) -> None:
+    _dataset(pytester.path)
+    pytester.makeini("[pytest]\nocr_word_distance = 5\n")
+    result = pytester.runpytest("--ocr-dataset=data", "--ocr-engine=replay:preds")
+    assert result.ret == pytest.ExitCode.OK
+    pytester.makeini("[pytest]\nocr_word_distance = 7\n")
+    result = pytester.runpytest("--ocr-dataset=data", "--ocr-engine=replay:preds")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ocr-word-distance must be a whole number from 0 to 5*got 7*"])
 
 
 def test_a_baseline_with_other_word_matching_is_refused() -> None:
