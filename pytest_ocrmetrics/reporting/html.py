@@ -45,6 +45,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from pytest_ocrmetrics.gating import AggregateDelta, Comparison, GateResult
 from pytest_ocrmetrics.metrics.registry import METRICS, regression
+from pytest_ocrmetrics.metrics.word_match import MAX_DISTANCE
 from pytest_ocrmetrics.reporting import charts
 from pytest_ocrmetrics.reporting.assets import CSS, JS, csp_hash
 from pytest_ocrmetrics.reporting.common import (
@@ -1114,6 +1115,9 @@ def render_html(
                        if isinstance(recorded.get(key), type(_WORD_OPTIONS_DEFAULT[option]))
                        and not (option == "max_distance" and (isinstance(recorded[key], bool) or recorded[key] < 0))},
                     **{option: value for option, value in given.items() if value is not None}}
+    if recorded.get("distance") == word_options["max_distance"] and word_options["max_distance"] > MAX_DISTANCE:
+        # a run file of before the 0..5 range: its words are coloured at the largest distance allowed now
+        word_options["max_distance"] = MAX_DISTANCE
     images: dict[Path, tuple[str | None, str | None, str | None]] = {}  # path -> (id, data URL, note)
     engines = engine_order(run)
     engines_of: dict[str, dict[str, None]] = {}  # dataset -> its engines, in the order first seen

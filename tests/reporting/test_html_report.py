@@ -354,3 +354,12 @@ def test_detail_view_passes_word_options() -> None:
     strict = Page(render_html(run, case_sensitive=True, max_distance=0))
     assert not strict.find("span", class_="w-exact") and not strict.find("span", class_="w-fuzzy")
     assert re.search(r"w-unmatched", render_html(run, case_sensitive=True, max_distance=0))
+
+
+def test_a_run_file_recorded_with_a_word_distance_above_the_range_still_renders() -> None:
+    """Run files of before the 0..5 word-match range may hold a larger distance: the report colours words at 5 instead
+    of failing (the distance is refused only where a user types it)."""
+    run = make_run([make_doc("a", {"cer": 0.1}, reference="one two three", hypothesis="one twx three")])
+    run["normalization"]["word_match"] = {"distance": 7, "case_sensitive": False, "ignore_punctuation": True}
+    page = render_html(run)
+    assert "twx" in page
