@@ -12,6 +12,7 @@ import builtins
 import math
 import random
 import sys
+import warnings
 from typing import Any
 
 import pytest
@@ -182,3 +183,20 @@ def test_numpy_is_imported_only_for_large_runs(monkeypatch: pytest.MonkeyPatch) 
     assert imported == []
     assert bootstrap._numpy_deltas(series, {}, 100, random.Random(0), threshold // 100) is not None
     assert imported == ["numpy"]
+
+
+def test_overflowing_sums_give_the_pure_loops_inf_and_nan_without_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python's floats overflow to inf (and inf - inf to nan) silently; numpy would warn, so the numpy path must not."""
+    pytest.importorskip("numpy")
+    n = 40
+    huge = [1e308] * n
+    series = [MetricSeries("cer", list(huge), list(huge), [1.0] * n, list(huge), n),
+              MetricSeries("ned", [-1e308] * n, [1.0] * n, list(huge), [1.0] * n, n)]
+    differences = _differences(series, n)
+    monkeypatch.setattr(bootstrap, "_NUMPY_MIN_DRAWS", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fast = bootstrap._numpy_deltas(series, differences, n, random.Random(1), 20)
+    assert fast is not None
+    assert _hex(fast) == _hex(bootstrap._pure_deltas(series, differences, n, random.Random(1), 20))
+    assert set(_hex(fast)["cer"]) == {"nan"} and set(_hex(fast)["ned"]) == {"inf"}

@@ -192,21 +192,28 @@ def _numpy_deltas(series: Sequence[MetricSeries], differences: Mapping[str, list
     deltas: dict[str, list[float]] = {s.metric: [] for s in series}
     per_chunk = max(1, _NUMPY_CHUNK // n_docs)
     done = 0
-    while done < resamples:
-        rows = min(per_chunk, resamples - done)
-        words = generator.random_raw(n_docs * rows).astype(numpy.uint32).reshape(rows, n_docs)  # 32-bit outputs
-        # (n_docs, rows): column j is the chunk's resample j, row i the i-th document each resample drew
-        by_column = (words % numpy.uint32(n_docs)).T.astype(numpy.intp, order="C")
-        if rows >= 8:
-            sums = [numpy.add.reduce(numpy.take(array_, by_column), axis=0) + 0.0 for array_ in columns]
-        else:
-            sums = [numpy.cumsum(numpy.take(array_, by_column), axis=0)[-1] + 0.0 for array_ in columns]
-        for metric, plan in plans:
-            if len(plan) == 1:
-                deltas[metric].extend((sums[plan[0]] / n_docs).tolist())
-                continue
-            old_num, old_den, new_num, new_den = (sums[i] for i in plan)
-            kept = (old_den != 0) & (new_den != 0)  # the pure loop's ``if old_den and new_den``
-            deltas[metric].extend((new_num[kept] / new_den[kept] - old_num[kept] / old_den[kept]).tolist())
-        done += rows
+    with numpy.errstate(all="ignore"):  # an overflow to inf (and inf - inf) passes silently, as in Python's floats
+        while done < resamples:
+            rows = min(per_chunk, resamples - done)
+            _numpy_chunk(numpy, generator, columns, plans, deltas, n_docs, rows)
+            done += rows
     return deltas
+
+
+def _numpy_chunk(numpy: Any, generator: Any, columns: list[Any], plans: list[tuple[str, tuple[int, ...]]],
+                 deltas: dict[str, list[float]], n_docs: int, rows: int) -> None:
+    """Draw ``rows`` resamples from ``generator`` and append each metric's deltas (see :func:`_numpy_deltas`)."""
+    words = generator.random_raw(n_docs * rows).astype(numpy.uint32).reshape(rows, n_docs)  # 32-bit outputs
+    # (n_docs, rows): column j is the chunk's resample j, row i the i-th document each resample drew
+    by_column = (words % numpy.uint32(n_docs)).T.astype(numpy.intp, order="C")
+    if rows >= 8:
+        sums = [numpy.add.reduce(numpy.take(array_, by_column), axis=0) + 0.0 for array_ in columns]
+    else:
+        sums = [numpy.cumsum(numpy.take(array_, by_column), axis=0)[-1] + 0.0 for array_ in columns]
+    for metric, plan in plans:
+        if len(plan) == 1:
+            deltas[metric].extend((sums[plan[0]] / n_docs).tolist())
+            continue
+        old_num, old_den, new_num, new_den = (sums[i] for i in plan)
+        kept = (old_den != 0) & (new_den != 0)  # the pure loop's ``if old_den and new_den``
+        deltas[metric].extend((new_num[kept] / new_den[kept] - old_num[kept] / old_den[kept]).tolist())
