@@ -147,10 +147,14 @@ def read_regular(path: Path | str) -> bytes:
     carrying the ``st_mode``); other failures raise the :class:`OSError` of the open.
     """
     descriptor = os.open(path, _OPEN_FLAGS)
-    with os.fdopen(descriptor, "rb") as handle:
+    try:
         mode = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegularFileError(mode, path)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with os.fdopen(descriptor, "rb") as handle:
         return handle.read()
 
 
