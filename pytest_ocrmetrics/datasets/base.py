@@ -530,9 +530,10 @@ def document_from_entry(
                                     where=where, extra_keys=extra_keys)
     except DatasetError as exc:
         return entry_error(doc_id, str(exc), dataset=dataset, source=source, image_path=image_path)
-    except RecursionError:  # a schema or a value nested just below the parser's limit, walked again here
-        return entry_error(doc_id, nested_too_deep(f"{where}: the entry"), dataset=dataset, source=source,
-                           image_path=image_path)
+    except RecursionError:  # a schema nested just below the parser's limit, which the schema checker walks again
+        message = (f"{where}: the entry is nested too deeply to be checked (more than about "
+                   f"{sys.getrecursionlimit():,} levels, Python's recursion limit); flatten it.")
+        return entry_error(doc_id, message, dataset=dataset, source=source, image_path=image_path)
 
 
 def _document_from_entry(entry: Any, *, doc_id: str, image_path: Path, dataset: str, source: str, where: str,

@@ -238,6 +238,18 @@ def test_a_deep_ground_truth_json_keeps_refusing_what_is_wrong_with_the_whole_fi
     assert expected in _refused(_ground_truth_json(tmp_path / "set", text))
 
 
+def test_a_schema_parsed_but_too_deep_to_check_errors_only_its_document(tmp_path: Path) -> None:
+    schema = '{"items": ' * 900 + "{}" + "}" * 900  # within the parser's limit, beyond the schema checker's
+    root = _ground_truth_json(tmp_path / "set", '{"a.png": {"full_text": "A"}, "b.png": {"schema": ' + schema + "}, "
+                                                '"c.png": {"full_text": "C"}}')
+    (root / "images" / "b.png").write_bytes(PNG)
+    dataset = _load(root)
+    assert entry_error(dataset, "b.png") == (
+        f"{root / 'ground_truth.json'}, entry 'b.png': the entry is nested too deeply to be checked (more than about "
+        f"{__import__('sys').getrecursionlimit():,} levels, Python's recursion limit); flatten it.")
+    assert [d.reference_text for d in dataset if d.error is None] == ["A", "C"]
+
+
 def test_a_jsonl_line_nested_100000_deep_errors_only_its_line(tmp_path: Path) -> None:
     root = tmp_path / "set"
     root.mkdir()
