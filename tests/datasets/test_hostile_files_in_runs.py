@@ -73,7 +73,8 @@ def test_a_sidecar_linked_out_of_the_dataset_errors_its_document_and_never_reach
                                  "folder *; copy the file into the dataset folder*"])
     assert _outcomes(pytester) == {"a.png": "passed", "b.png": "error", "c.png": "passed"}
     assert _calls(pytester) == ["a.png", "c.png"]
-    for text in (result.stdout.str(), (pytester.path / "run.json").read_text(), (pytester.path / "out.xml").read_text()):
+    reports = [(pytester.path / name).read_text(encoding="utf-8") for name in ("run.json", "out.xml")]
+    for text in (result.stdout.str(), *reports):
         assert SECRET not in text and "Traceback" not in text
 
 
@@ -92,7 +93,8 @@ def test_a_fifo_sidecar_and_a_fifo_cache_entry_never_hang_the_run(pytester: pyte
     first = pytester.runpytest_subprocess(*args, timeout=RUN_TIMEOUT_S)
     first.assert_outcomes(passed=2, errors=1)
     first.stdout.fnmatch_lines(["*b.gt.txt: ground-truth file is a FIFO (named pipe), not a regular file; replace it*"])
-    entries = {json.loads(p.read_text(encoding="utf-8"))["document"]: p for p in (pytester.path / "ocrcache").rglob("*.json")}
+    entries = {json.loads(path.read_text(encoding="utf-8"))["document"]: path
+               for path in (pytester.path / "ocrcache").rglob("*.json")}
     assert sorted(entries) == ["a.png", "c.png"]
     entries["a.png"].unlink()
     os.mkfifo(entries["a.png"])  # what a CI cache restore can leave behind
