@@ -127,7 +127,7 @@ def file_kind(mode: int) -> str:
     >>> file_kind(stat.S_IFIFO), file_kind(stat.S_IFCHR)
     ('a FIFO (named pipe)', 'a character device')
     """
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def not_regular_message(path: Path | str, what: str, mode: int) -> str:
