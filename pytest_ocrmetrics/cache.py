@@ -10,7 +10,9 @@ in the same folder, then :func:`os.replace`), so several pytest-xdist workers ca
 either no entry or a whole one. An entry is checked strictly when read (:func:`output_from_entry`): a corrupt,
 unreadable or wrongly shaped one (``"text": 12345``, ``NaN`` timings, a list instead of an object) is reported with
 a :class:`OcrCacheWarning` naming the entry file, treated as a miss, and rewritten when the engine has produced the
-output again, so a damaged cache never fails a run.
+output again, so a damaged cache never fails a run. An entry that is not a regular file (a FIFO left by a CI cache
+restore, a device) is never opened for a blocking read: it is a miss with one warning saying what it is, and the
+new entry replaces it (an atomic rename, never a write through it).
 
 The image bytes hashed for the key are the bytes the engine reads: :class:`CachingEngine` reads the image once
 (``Document.with_image_bytes``) and hands the engine the document carrying those bytes.
@@ -36,6 +38,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pytest_ocrmetrics.datasets.base import NotRegularFileError, file_kind, read_regular
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, Word, with_image_bytes
 
@@ -216,9 +219,12 @@ class OutputCache:
             return None
         path = self.path_for(key)
         try:
-            data = path.read_bytes()
+            data = read_regular(path)  # a FIFO here would block for ever: opened without blocking, then checked
         except (FileNotFoundError, NotADirectoryError):
             self._count("misses")
+            return None
+        except NotRegularFileError as exc:
+            self._corrupt(path, f"cannot be read: it is {file_kind(exc.mode)}, not a regular file")
             return None
         except OSError as exc:
             self._corrupt(path, f"cannot be read ({exc})")

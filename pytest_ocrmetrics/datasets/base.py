@@ -6,17 +6,21 @@ turns a path written in a ground-truth file into an image path (refusing paths t
 checks a ground-truth entry (``full_text``, ``fields``, ``thresholds``, ``tags``, ``schema``, ``facts``, ``tasks``),
 and that checks every document's image (:func:`finish`: it must exist, stay inside the dataset folder once symbolic
 links are followed, and be an image by its first bytes), so every format reports the same mistakes with the same
-sentence.
+sentence. Every other file a dataset reads (``ground_truth.json``, a manifest, a label file, sidecars, fields files,
+fact files) goes through :class:`DatasetFolder` too: it must be a regular file (a FIFO would block the run for ever,
+``/dev/zero`` never ends) and stay inside the dataset folder, the same boundary as for images.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import math
 import os
 import posixpath
 import stat
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
@@ -26,15 +30,18 @@ from pytest_ocrmetrics.documents import Document, not_an_image_reason, sniff_ima
 __all__ = [
     "Dataset",
     "DatasetError",
+    "DatasetFolder",
     "DatasetLoader",
     "SkippedEntry",
     "ENTRY_KEYS",
     "closest_existing_path",
     "document_from_entry",
     "entry_error",
+    "file_kind",
     "finish",
     "image_error",
     "json_error_message",
+    "nested_too_deep",
     "read_text",
     "resolve_inside",
 ]
@@ -106,23 +113,169 @@ class DatasetLoader(Protocol):
 
 
 # -- reading files ---------------------------------------------------------------------------------------------------
-def read_text(path: Path, what: str = "ground-truth file") -> str:
-    """Read ``path`` as UTF-8 (a leading byte-order mark is dropped); a decoding error is a :class:`DatasetError`."""
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+# O_NONBLOCK: opening a FIFO for reading returns at once instead of waiting for a writer (for ever); fstat then says
+# what was opened. Regular files ignore the flag.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a sentence (``mode`` from :func:`os.stat`).
+
+    >>> file_kind(stat.S_IFIFO), file_kind(stat.S_IFCHR)
+    ('a FIFO (named pipe)', 'a character device')
+    """
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def not_regular_message(path: Path | str, what: str, mode: int) -> str:
+    """``PATH: WHAT is a FIFO (named pipe), not a regular file; ...`` (naming where a symbolic link leads)."""
+    link = ""
+    if os.path.islink(path):
+        link = f"a symbolic link to {os.path.realpath(path)!r}, which is "
+    return (f"{path}: {what} is {link}{file_kind(mode)}, not a regular file; "
+            "replace it with a regular file (it is not opened: reading it could block the run or never end).")
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of ``path`` if it is a regular file, never opening anything else in a way that blocks.
+
+    It is opened with ``O_NONBLOCK`` and checked with ``fstat`` on the open descriptor (no window between a check
+    and the open): a FIFO, a device, a socket or a folder raises :class:`NotRegularFileError` (an :class:`OSError`
+    carrying the ``st_mode``); other failures raise the :class:`OSError` of the open.
+    """
+    descriptor = os.open(path, _OPEN_FLAGS)
     try:
-        return path.read_text(encoding="utf-8-sig")
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(mode, path)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with os.fdopen(descriptor, "rb") as handle:
+        return handle.read()
+
+
+class NotRegularFileError(OSError):
+    """:func:`read_regular` was given a path that is not a regular file; ``mode`` says what it is."""
+
+    def __init__(self, mode: int, path: Path | str) -> None:
+        super().__init__(f"{path} is {file_kind(mode)}, not a regular file")
+        self.mode = mode
+
+
+class DatasetFolder:
+    """The dataset folder as a boundary: every file a dataset reads must be a regular file inside it.
+
+    The folder and each sub-folder are resolved once (a dataset of many sidecar files costs one ``lstat`` per file in
+    the usual case). :meth:`outside` is the one check of where a path leads that images
+    (:func:`image_error`) and every other file of the dataset (:meth:`read_text`) share.
+
+    Example::
+
+        >>> folder = DatasetFolder(Path("data"))                            # doctest: +SKIP
+        >>> folder.read_text(Path("data/page.gt.txt"), "ground-truth file")  # doctest: +SKIP
+        'the page text'
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._resolved_root: str | None = None
+        self._folders: dict[str, str] = {}
+
+    def _root_prefix(self) -> str:
+        if self._resolved_root is None:
+            self._resolved_root = os.path.join(str(self.root.resolve(strict=True)), "")
+        return self._resolved_root
+
+    def resolved_folder_inside(self, folder: str) -> bool:
+        """Whether ``folder`` (a path string) lies inside the dataset folder once resolved (cached per folder)."""
+        resolved = self._folders.get(folder)
+        if resolved is None:
+            resolved = self._folders[folder] = os.path.join(str(Path(folder or ".").resolve(strict=True)), "")
+        return resolved.startswith(self._root_prefix())
+
+    def outside(self, path: Path) -> Path | None:
+        """Where ``path`` leads once symbolic links are followed, when that is outside the dataset folder; else None.
+
+        Raises :class:`OSError` for a missing file or a name too long and :class:`RuntimeError` for a link loop.
+        """
+        text = os.fspath(path)
+        if not stat.S_ISLNK(os.lstat(text).st_mode) and self.resolved_folder_inside(os.path.split(text)[0]):
+            return None
+        resolved = path.resolve(strict=True)
+        return None if os.path.join(str(resolved), "").startswith(self._root_prefix()) else resolved
+
+    def file_error(self, path: Path, what: str) -> str | None:
+        """Why ``path`` (a file of this dataset, ``what`` it is: ``"fields file"``) must not be read, else None:
+        it cannot be looked at (missing, a name too long), is not a regular file, or leads outside the folder.
+        One sentence starting with the path."""
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError) as exc:
+            return f"{path}: cannot read {what}: {_reason(exc)}."
+        if not stat.S_ISREG(mode):
+            return not_regular_message(path, what, mode)
+        try:
+            leads = self.outside(path)
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop
+            return f"{path}: {what} cannot be resolved ({exc})."
+        if leads is not None:
+            return (f"{path}: {what} is a symbolic link to {str(leads)!r}, outside the dataset folder "
+                    f"{str(self.root)!r}; copy the file into the dataset folder (a dataset reads only its own files).")
+        return None
+
+    def read_text(self, path: Path, what: str = "ground-truth file") -> str:
+        """:func:`read_text` for a file of this dataset: refused with :meth:`file_error`'s sentence first."""
+        problem = self.file_error(path, what)
+        if problem is not None:
+            raise DatasetError(problem)
+        return read_text(path, what)
+
+
+def _reason(exc: BaseException) -> str:
+    """An OS error as a phrase (``File name too long``), without the errno and path Python adds."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+        return "its name is too long for this system (File name too long)"
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+
+
+def read_text(path: Path, what: str = "ground-truth file", *, root: Path | DatasetFolder | None = None) -> str:
+    """Read ``path`` as UTF-8 (a leading byte-order mark is dropped); a decoding error is a :class:`DatasetError`.
+
+    Only a regular file is read (:func:`read_regular`): a FIFO or a device is a :class:`DatasetError` saying what it
+    is. With ``root`` (the dataset folder), the file must also stay inside it (:meth:`DatasetFolder.file_error`).
+    """
+    if root is not None:
+        folder = root if isinstance(root, DatasetFolder) else DatasetFolder(root)
+        return folder.read_text(path, what)
+    try:
+        data = read_regular(path)
+    except NotRegularFileError as exc:
+        raise DatasetError(not_regular_message(path, what, exc.mode)) from None
+    except (OSError, ValueError) as exc:
+        raise DatasetError(f"{path}: cannot read {what}: {_reason(exc)}.") from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path}: {what} is not valid UTF-8 (byte {exc.start}); save it as UTF-8.") from None
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read {what}: {exc.strerror or exc}.") from None
 
 
-def jsonl_lines(path: Path, what: str) -> Iterator[tuple[int, str]]:
+def jsonl_lines(path: Path, what: str, *, root: Path | DatasetFolder | None = None) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of each non-blank line of a JSON Lines file read with :func:`read_text`. Lines are
     split on ``"\\n"`` only: ``str.splitlines()`` would also split on U+2028 and friends, which JSON strings may hold.
     """
-    for number, line in enumerate(read_text(path, what).split("\n"), start=1):
+    for number, line in enumerate(read_text(path, what, root=root).split("\n"), start=1):
         if line.strip():
             yield number, line
+
+
+def nested_too_deep(where: str) -> str:
+    """The sentence for JSON nested deeper than Python's parser allows (it raises :class:`RecursionError`)."""
+    return (f"{where} is nested deeper than Python's JSON parser allows (more than about "
+            f"{sys.getrecursionlimit():,} levels of brackets); flatten it.")
 
 
 def parse_json(text: str, **options: Any) -> Any:
@@ -184,37 +337,44 @@ def resolve_inside(root: Path, written: str, *, source: str) -> tuple[str, Path]
     return relative, root / PurePosixPath(relative)
 
 
-def image_error(image_path: Path, root: Path | None = None, *, source: str = "") -> str | None:
+def image_error(image_path: Path, root: Path | DatasetFolder | None = None, *, source: str = "") -> str | None:
     """The load-time error for a document's image (its test errors with it), else None.
 
-    The image must exist and be a file; with ``root`` (the dataset folder), it must also stay inside ``root`` once
-    symbolic links are followed, and its first bytes must be those of an image
-    (:func:`~pytest_ocrmetrics.documents.sniff_image_format`): a text file named ``x.png`` never reaches an engine
-    (Tesseract would read it as a list of image paths and recognise the files it names). ``source`` (the
+    The image must exist and be a regular file (a FIFO is never opened: reading it would block the run); with
+    ``root`` (the dataset folder), it must also stay inside ``root`` once symbolic links are followed
+    (:meth:`DatasetFolder.outside`, the check every file of a dataset passes), and its first bytes must be those of an
+    image (:func:`~pytest_ocrmetrics.documents.sniff_image_format`): a text file named ``x.png`` never reaches an
+    engine (Tesseract would read it as a list of image paths and recognise the files it names). ``source`` (the
     ground-truth entry) is named in the fix.
     """
     unnameable = _unnameable(image_path)
     if unnameable:  # pathlib would only say it does not exist; os.lstat would raise and lose the whole dataset
         where = f" ({source})" if source else ""
         return f"image path {str(image_path)!r} cannot name a file on this system: it holds {unnameable}{where}"
-    if not image_path.is_file():
-        if image_path.exists():
-            return f"image {str(image_path)!r} is not a file"
-        return f"image {str(image_path)!r} does not exist"
+    try:
+        mode = os.stat(image_path).st_mode
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # ELOOP: a symbolic link loop
+            return f"image {str(image_path)!r} does not exist"
+        where = f" ({source})" if source else ""
+        return f"image path {str(image_path)!r} cannot be looked at: {_reason(exc)}{where}"
+    if not stat.S_ISREG(mode):
+        return f"image {str(image_path)!r} is {file_kind(mode)}, not a file"
     if root is None:
         return None
+    folder = root if isinstance(root, DatasetFolder) else DatasetFolder(root)
     where = f" in {source}" if source else ""
     try:
-        resolved = image_path.resolve(strict=True)
-        inside = resolved.is_relative_to(root.resolve(strict=True))
+        resolved = folder.outside(image_path)
     except (OSError, RuntimeError) as exc:  # a symbolic link loop
         return f"image {str(image_path)!r} cannot be resolved ({exc})"
-    if not inside:
+    if resolved is not None:
         return (f"image {str(image_path)!r} is a symbolic link to {str(resolved)!r}, outside the dataset folder "
-                f"{str(root)!r}; copy the image into the dataset folder or fix its path{where}")
+                f"{str(folder.root)!r}; copy the image into the dataset folder or fix its path{where}")
     try:
-        with image_path.open("rb") as handle:
-            head = handle.read(16)
+        head = read_regular_head(image_path, 16)
+    except NotRegularFileError as exc:  # replaced by a FIFO since the stat above
+        return f"image {str(image_path)!r} is {file_kind(exc.mode)}, not a file"
     except OSError as exc:
         return f"image {str(image_path)!r} cannot be read: {exc.strerror or exc}"
     if sniff_image_format(head) is None:
@@ -240,44 +400,47 @@ def _unnameable(path: Path) -> str | None:
     return None
 
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_READ_FLAGS = _OPEN_FLAGS | getattr(os, "O_NOFOLLOW", 0)
+
+
+def read_regular_head(path: Path | str, size: int, *, follow: bool = True) -> bytes:
+    """The first ``size`` bytes of ``path``, a regular file (else :class:`NotRegularFileError`), opened without
+    blocking (see :func:`read_regular`); ``follow=False`` refuses a symbolic link (``ELOOP``)."""
+    descriptor = os.open(path, _OPEN_FLAGS if follow else _READ_FLAGS)  # no file object: a third of open()'s cost
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(mode, path)
+        return os.read(descriptor, size)
+    finally:
+        os.close(descriptor)
 
 
 class _ImageChecker:
     """:func:`image_error` for the many images of one dataset folder, in a few system calls each.
 
     A regular file (not a symbolic link) whose folder lies inside ``root`` once resolved, and whose first bytes are
-    an image's, is fine; every other image (missing, a link, a folder, outside, not an image, unreadable) is judged
-    by :func:`image_error` itself, so the messages are its own. The resolved root and folders are looked up once.
+    an image's, is fine; every other image (missing, a link, a folder, a FIFO, outside, not an image, unreadable) is
+    judged by :func:`image_error` itself, so the messages are its own. The resolved root and folders are looked up
+    once (:class:`DatasetFolder`).
     """
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._root: str | None = None
-        self._folders: dict[str, str] = {}
+    def __init__(self, root: Path | DatasetFolder) -> None:
+        self.folder = root if isinstance(root, DatasetFolder) else DatasetFolder(root)
+        self.root = self.folder.root
 
     def __call__(self, image_path: Path, source: str = "") -> str | None:
         if self._fine(os.fspath(image_path)):
             return None
-        return image_error(image_path, self.root, source=source)
+        return image_error(image_path, self.folder, source=source)
 
     def _fine(self, path: str) -> bool:
         try:
             if not stat.S_ISREG(os.lstat(path).st_mode):
                 return False
-            if self._root is None:
-                self._root = os.path.join(str(self.root.resolve(strict=True)), "")
-            folder, _ = os.path.split(path)
-            resolved = self._folders.get(folder)
-            if resolved is None:
-                resolved = self._folders[folder] = os.path.join(str(Path(folder or ".").resolve(strict=True)), "")
-            if not resolved.startswith(self._root):
+            if not self.folder.resolved_folder_inside(os.path.split(path)[0]):
                 return False
-            descriptor = os.open(path, _READ_FLAGS)  # no file object: a third of the cost of open()
-            try:
-                head = os.read(descriptor, 16)
-            finally:
-                os.close(descriptor)
+            head = read_regular_head(path, 16, follow=False)
         except (OSError, RuntimeError, ValueError):  # ValueError: a path no file can have (image_error says why)
             return False
         return sniff_image_format(head) is not None
@@ -367,6 +530,10 @@ def document_from_entry(
                                     where=where, extra_keys=extra_keys)
     except DatasetError as exc:
         return entry_error(doc_id, str(exc), dataset=dataset, source=source, image_path=image_path)
+    except RecursionError:  # a schema nested just below the parser's limit, which the schema checker walks again
+        message = (f"{where}: the entry is nested too deeply to be checked (more than about "
+                   f"{sys.getrecursionlimit():,} levels, Python's recursion limit); flatten it.")
+        return entry_error(doc_id, message, dataset=dataset, source=source, image_path=image_path)
 
 
 def _document_from_entry(entry: Any, *, doc_id: str, image_path: Path, dataset: str, source: str, where: str,
@@ -500,13 +667,15 @@ def finish(
     format: str,
     skipped: list[SkippedEntry] | tuple[SkippedEntry, ...] = (),
     duplicate_hint: str = "",
+    folder: DatasetFolder | None = None,
 ) -> Dataset:
     """Sort documents by id, refuse duplicate ids, check each image (:func:`image_error`), build the :class:`Dataset`.
 
     A document whose image is missing, leads outside ``root`` or is not an image keeps loading: it gets ``error``
-    and only its test errors, the rest of the dataset runs.
+    and only its test errors, the rest of the dataset runs. ``folder`` is the loader's :class:`DatasetFolder` of
+    ``root`` when it has one (its resolved folders are reused).
     """
-    check = _ImageChecker(root)
+    check = _ImageChecker(folder if folder is not None else root)
     documents = sorted(
         (document if document.error is not None or document.image_path is None
          or (error := check(document.image_path, document.source)) is None

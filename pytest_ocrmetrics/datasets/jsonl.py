@@ -7,22 +7,26 @@ Each non-blank line is an object with ``image`` (a path relative to the manifest
     {"image": "scans/b.png", "full_text": "World", "thresholds": {"cer": 0.2}}
 
 The document id is the image path relative to the manifest's folder. Detected for a ``*.jsonl`` file, or a folder
-containing ``manifest.jsonl``. Blank lines are ignored; a line that is not valid JSON is an error naming its line.
+containing ``manifest.jsonl``. Blank lines are ignored; a line that is not valid JSON (or is nested deeper than
+Python's JSON parser allows) errors that line's document, named by its line.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
+    DatasetFolder,
     document_from_entry,
     entry_error,
     finish,
     json_error_message,
+    nested_too_deep,
     parse_json,
     jsonl_lines,
     resolve_inside,
@@ -42,13 +46,15 @@ class JsonlManifestLoader:
     def detect(self, path: Path) -> bool:
         if path.is_file():
             return path.suffix.lower() == ".jsonl"
-        return (path / MANIFEST_FILE).is_file()
+        # lexists: a manifest.jsonl that is a FIFO or a link to a device is this format, refused by load()
+        return path.is_dir() and os.path.lexists(path / MANIFEST_FILE)
 
     def load(self, path: Path, *, name: str) -> Dataset:
         manifest = path if path.is_file() else path / MANIFEST_FILE
         root = manifest.parent
+        folder = DatasetFolder(root)
         documents = []
-        for number, line in jsonl_lines(manifest, "manifest"):
+        for number, line in jsonl_lines(manifest, "manifest", root=folder):
             where = f"{manifest}:{number}"
             entry: Any = None
             try:
@@ -64,7 +70,7 @@ class JsonlManifestLoader:
                 entry, doc_id=doc_id, image_path=image_path, dataset=name, source=where,
                 where=f"{where} (image {image!r})", extra_keys=("image",),
             ))
-        return finish(documents, name=name, root=root, format=self.name)
+        return finish(documents, name=name, root=root, format=self.name, folder=folder)
 
 
 def _entry(line: str, manifest: Path, number: int) -> dict[str, Any]:
@@ -73,6 +79,8 @@ def _entry(line: str, manifest: Path, number: int) -> dict[str, Any]:
         entry = parse_json(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(json_error_message(manifest, exc, line=number)) from None
+    except RecursionError:
+        raise DatasetError(nested_too_deep(f"{manifest}:{number}: the line")) from None
     where = f"{manifest}:{number}"
     if not isinstance(entry, dict):
         raise DatasetError(f"{where}: each line must be a JSON object with 'image' and 'full_text'.")

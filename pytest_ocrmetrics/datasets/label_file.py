@@ -11,7 +11,8 @@ A bad line (no tab, an empty image path, an empty or whitespace-only ground trut
 with a :class:`DatasetWarning` naming the file and line, and recorded in :attr:`Dataset.skipped` so the summary can
 count it. An empty ground truth is skipped, not scored (documents 003/004: a sample whose label is missing or empty is
 skipped with a warning, as :mod:`pytest_ocrmetrics.evaluator` does); any output would score CER 1.0 against it. A
-path that leaves the folder is an error, not a skip.
+path that leaves the folder is an error, not a skip. A label file that is not a regular file (a FIFO) or a symbolic
+link leading out of its folder is refused with a sentence saying so.
 
 Detection:
 
@@ -29,11 +30,12 @@ from pathlib import Path
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
+    DatasetFolder,
     SkippedEntry,
     entry_error,
     finish,
     image_error,
-    read_text,
+    read_regular_head,
     resolve_inside,
 )
 from pytest_ocrmetrics.documents import Document
@@ -49,8 +51,7 @@ class DatasetWarning(UserWarning):
 
 def _first_line_has_tab(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
+        head = read_regular_head(path, _SNIFF_BYTES)  # a FIFO is never opened for a blocking read
     except OSError:
         return False
     for line in head.split(b"\n"):
@@ -72,15 +73,16 @@ def _is_label_file(path: Path) -> bool:
 
 
 def label_files_in(folder: Path) -> list[Path]:
-    """The label-file candidates at the top level of ``folder`` (sorted)."""
+    """The label-file candidates at the top level of ``folder`` (sorted). A ``*.tsv`` that is not a regular file
+    (a FIFO) is a candidate too, so that loading it says what it is; a ``*.txt`` must be read to be recognised."""
     try:
-        entries = sorted(p for p in folder.iterdir() if p.is_file())
+        entries = sorted(p for p in folder.iterdir() if not p.is_dir())
     except OSError:
         return []
     return [
         p for p in entries
         if not _is_sidecar(p)
-        and (p.suffix.lower() == ".tsv" or (p.suffix.lower() == ".txt" and _first_line_has_tab(p)))
+        and (p.suffix.lower() == ".tsv" or (p.suffix.lower() == ".txt" and p.is_file() and _first_line_has_tab(p)))
     ]
 
 
@@ -109,6 +111,7 @@ class LabelFileLoader:
                 )
             label_file = candidates[0]
         root = label_file.parent
+        folder = DatasetFolder(root)
         documents: list[Document] = []
         skipped: list[SkippedEntry] = []
         first_line: dict[str, int] = {}
@@ -118,7 +121,7 @@ class LabelFileLoader:
             warnings.warn(f"{entry.source}: line skipped: {reason}", DatasetWarning, stacklevel=2)
             skipped.append(entry)
 
-        for number, line in enumerate(read_text(label_file, "label file").split("\n"), start=1):
+        for number, line in enumerate(folder.read_text(label_file, "label file").split("\n"), start=1):
             line = line.removesuffix("\r")
             if not line.strip():
                 continue
@@ -148,4 +151,4 @@ class LabelFileLoader:
                 id=doc_id, dataset=name, image_path=image_path, reference_text=text, source=source,
                 error=image_error(image_path),
             ))
-        return finish(documents, name=name, root=root, format=self.name, skipped=skipped)
+        return finish(documents, name=name, root=root, format=self.name, skipped=skipped, folder=folder)

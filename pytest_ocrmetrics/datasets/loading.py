@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, DatasetLoader, closest_existing_path
+from pytest_ocrmetrics.datasets.base import (
+    Dataset,
+    DatasetError,
+    DatasetLoader,
+    closest_existing_path,
+    not_regular_message,
+)
 from pytest_ocrmetrics.datasets.ground_truth_json import GROUND_TRUTH_FILE, GroundTruthJsonLoader
 from pytest_ocrmetrics.datasets.jsonl import JsonlManifestLoader
 from pytest_ocrmetrics.datasets.label_file import LabelFileLoader
@@ -37,10 +44,22 @@ def detect_format(path: str | os.PathLike[str]) -> DatasetLoader:
     path = Path(path)
     if not path.exists():
         raise DatasetError(_missing_path_message(path))
+    _refuse_special_file(path)
     for loader in LOADERS:
         if loader.detect(path):
             return loader
     raise DatasetError(_not_a_dataset_message(path))
+
+
+def _refuse_special_file(path: Path) -> None:
+    """A dataset path that is neither a folder nor a regular file (a FIFO, ``/dev/zero``) is refused before any
+    loader looks at it: detecting a format reads a file's first bytes, which would block on a FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the loaders say what is wrong with it
+    if not stat.S_ISDIR(mode) and not stat.S_ISREG(mode):
+        raise DatasetError(not_regular_message(path, "the dataset path", mode))
 
 
 def _missing_path_message(path: Path) -> str:
@@ -178,6 +197,7 @@ def load_dataset(
             raise DatasetError(f"unknown dataset format {format!r}; valid formats: {', '.join(by_name)}.")
         if not path.exists():
             raise DatasetError(_missing_path_message(path))
+        _refuse_special_file(path)
         loader = by_name[format]
     dataset = loader.load(path, name=name or dataset_name(path, rootdir))
     if limit is not None:

@@ -13,7 +13,9 @@ A document is one page: id ``<pdf path without .pdf>_pg<page>`` (``headers_foote
 (rendered for live engines, :mod:`pytest_ocrmetrics.pdf`), facts the lines that name it
 (:mod:`pytest_ocrmetrics.metrics.facts`). As the benchmark does, every PDF without a ``baseline`` fact gets one,
 ``<pdf path>_baseline`` on page 1. A line that is not JSON, an unknown fact type or field, a duplicate id or a PDF
-that is not under ``pdfs/`` skips that line with a reason naming ``file:line``; the rest of the dataset runs.
+that is not under ``pdfs/`` skips that line with a reason naming ``file:line``; the rest of the dataset runs. A fact
+file that is not a regular file (a FIFO) or a symbolic link out of the folder stops the dataset with a sentence; such
+a PDF errors its pages.
 """
 
 from __future__ import annotations
@@ -22,7 +24,18 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, SkippedEntry, json_error_message, jsonl_lines
+from pytest_ocrmetrics.datasets.base import (
+    Dataset,
+    DatasetError,
+    DatasetFolder,
+    NotRegularFileError,
+    SkippedEntry,
+    file_kind,
+    json_error_message,
+    jsonl_lines,
+    nested_too_deep,
+    read_regular_head,
+)
 from pytest_ocrmetrics.documents import Document
 
 if TYPE_CHECKING:  # the facts package is imported when such a folder is loaded, not by every run
@@ -45,10 +58,16 @@ def page_document_id(pdf: str, page: int) -> str:
     return f"{stem}_pg{page}"
 
 
-def _pdf_error(path: Path) -> str | None:
+def _pdf_error(path: Path, folder: DatasetFolder) -> str | None:
+    """Why the page of PDF ``path`` cannot be scored (its test errors with it), else None: the PDF must be a regular
+    file inside the bench folder (:meth:`DatasetFolder.file_error`) starting with ``%PDF-``."""
+    problem = folder.file_error(path, "PDF")
+    if problem is not None:
+        return problem.rstrip(".")
     try:
-        with path.open("rb") as handle:
-            head = handle.read(5)
+        head = read_regular_head(path, 5)
+    except NotRegularFileError as exc:
+        return f"PDF {str(path)!r} is {file_kind(exc.mode)}, not a regular file"
     except OSError as exc:
         return f"PDF {str(path)!r} cannot be read: {exc.strerror or exc}"
     if head != b"%PDF-":
@@ -68,9 +87,10 @@ class OlmocrBenchLoader:
     def load(self, path: Path, *, name: str) -> Dataset:
         from pytest_ocrmetrics.metrics.facts import FactError, baseline_fact, parse_fact
 
+        folder = DatasetFolder(path)
         pdf_root = path / PDF_FOLDER
         pdfs = sorted(p.relative_to(pdf_root).as_posix() for p in pdf_root.rglob("*")
-                      if p.suffix.lower() == ".pdf" and p.is_file()
+                      if p.suffix.lower() == ".pdf" and not p.is_dir()  # a FIFO: its pages error, saying so
                       and not any(part.startswith(".") for part in p.relative_to(pdf_root).parts))
         if not pdfs:
             raise DatasetError(f"{pdf_root}: no PDF files; an olmOCR-bench folder keeps its PDFs under {PDF_FOLDER}/.")
@@ -79,12 +99,15 @@ class OlmocrBenchLoader:
         skipped: list[SkippedEntry] = []
         seen: dict[str, str] = {}
         for jsonl in sorted(path.glob("*.jsonl")):
-            for number, line in jsonl_lines(jsonl, "fact file"):
+            for number, line in jsonl_lines(jsonl, "fact file", root=folder):
                 where = f"{jsonl}:{number}"
                 try:
                     data = json.loads(line)
                 except json.JSONDecodeError as exc:
                     skipped.append(SkippedEntry(where, json_error_message(jsonl, exc, line=number)))
+                    continue
+                except RecursionError:
+                    skipped.append(SkippedEntry(where, nested_too_deep(f"{where}: the line")))
                     continue
                 try:
                     fact = parse_fact(data, source=where, group=jsonl.name)
@@ -113,7 +136,7 @@ class OlmocrBenchLoader:
             pdf_path = pdf_root / PurePosixPath(pdf)
             documents.append(Document(
                 id=page_document_id(pdf, page), dataset=name, image_path=pdf_path, page=page,
-                facts=tuple(page_facts), source=f"{pdf_path} page {page}", error=_pdf_error(pdf_path),
+                facts=tuple(page_facts), source=f"{pdf_path} page {page}", error=_pdf_error(pdf_path, folder),
             ))
         documents.sort(key=lambda d: d.id)
         return Dataset(name=name, root=path, format=self.name, documents=tuple(documents), skipped=tuple(skipped))

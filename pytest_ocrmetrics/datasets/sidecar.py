@@ -15,22 +15,25 @@ the id is the base path (``sub/page_01``) and the document's test errors.
 
 The text is read as UTF-8; Windows line ends become ``\\n`` and exactly one trailing newline is removed (editors
 and ``tesseract`` add one; it is not part of the ground truth). This format has no per-document thresholds or tags:
-use format 1 or 4 for those.
+use format 1 or 4 for those. A ``.gt.txt`` or ``.fields.json`` that is not a regular file (a FIFO) or is a symbolic
+link leading outside the folder errors its document (:class:`~pytest_ocrmetrics.datasets.base.DatasetFolder`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
+    DatasetFolder,
     entry_error,
     finish,
     json_error_message,
+    nested_too_deep,
     parse_json,
-    read_text,
 )
 from pytest_ocrmetrics.documents import Document
 
@@ -69,6 +72,7 @@ class SidecarLoader:
 
     def load(self, path: Path, *, name: str) -> Dataset:
         root = path
+        folder_check = DatasetFolder(root)
         documents: list[Document] = []
         listings: dict[Path, dict[str, str]] = {}
         for gt_path in sorted(p for p in root.rglob(f"*{GT_SUFFIX}") if _visible(p, root)):
@@ -88,8 +92,8 @@ class SidecarLoader:
                 error = (f"image {str(folder / base) + '.*'!r} does not exist "
                          f"(no {base}.png/.jpg/.tif/... next to {gt_path.name})")
             try:
-                text = strip_trailing_newline(read_text(gt_path))
-                fields = self._fields(folder / (base + FIELDS_SUFFIX))
+                text = strip_trailing_newline(folder_check.read_text(gt_path))
+                fields = self._fields(folder / (base + FIELDS_SUFFIX), folder_check)
             except DatasetError as exc:  # this document's test errors; the others run
                 documents.append(entry_error(doc_id, str(exc), dataset=name, source=str(gt_path),
                                              image_path=image_path))
@@ -98,16 +102,20 @@ class SidecarLoader:
                 id=doc_id, dataset=name, image_path=image_path, reference_text=text, fields=fields,
                 source=str(gt_path), error=error,
             ))
-        return finish(documents, name=name, root=root, format=self.name)
+        return finish(documents, name=name, root=root, format=self.name, folder=folder_check)
 
     @staticmethod
-    def _fields(path: Path) -> dict[str, object] | None:
-        if not path.is_file():
+    def _fields(path: Path, folder: DatasetFolder) -> dict[str, object] | None:
+        """The fields of ``path`` (None when there is no such file); :class:`DatasetError` for a fields file that
+        is not a JSON object, not a regular file, or a link leading outside the dataset folder."""
+        if not os.path.lexists(path):
             return None
         try:
-            data = parse_json(read_text(path, "fields file"))
+            data = parse_json(folder.read_text(path, "fields file"))
         except json.JSONDecodeError as exc:
             raise DatasetError(json_error_message(path, exc)) from None
+        except RecursionError:
+            raise DatasetError(nested_too_deep(f"{path}: the fields file")) from None
         if not isinstance(data, dict):
             raise DatasetError(f"{path}: a fields file must be a JSON object of field name to value.")
         return data

@@ -34,6 +34,7 @@ import math
 import os
 import posixpath
 import re
+import sys
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
@@ -213,6 +214,9 @@ class ReplayEngine:
             data = parse_json(path.read_text(encoding="utf-8-sig"))  # as ground truth is read
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise EngineError(f"prediction {str(path)!r} is not valid JSON: {exc}") from None
+        except RecursionError:  # a bare "maximum recursion depth exceeded" would not say which file or why
+            raise EngineError(f"prediction {str(path)!r} is nested deeper than Python's JSON parser allows (more "
+                              f"than about {sys.getrecursionlimit():,} levels of brackets); flatten it") from None
         if not isinstance(data, dict):
             raise EngineError(f"prediction {str(path)!r} must be a JSON object (fields, or {{\"fields\": {{...}}}})")
         if "fields" not in data:

@@ -126,3 +126,13 @@ def test_ids_in_folders_fall_back_to_the_image_stem(tmp_path) -> None:
     document = Document("images/plate_01.png", "plates", None, "AB12")
     assert engine.recognize(document).text == "AB12"
     assert [p.name for p in engine.candidates(document)] == ["plate_01.png.txt", "plate_01.txt", "plate_01.txt"]
+
+
+def test_a_prediction_json_nested_100000_deep_is_one_sentence(tmp_path: Path) -> None:
+    write(tmp_path / "a.txt", "x")
+    write(tmp_path / "a.json", '{"fields": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}")
+    with pytest.raises(EngineError) as info:
+        ReplayEngine(tmp_path).recognize(doc("a.png"))
+    assert str(info.value).startswith(f"prediction {str(tmp_path / 'a.json')!r} is nested deeper than Python's JSON "
+                                      "parser allows (more than about ")
+    assert str(info.value).endswith(" levels of brackets); flatten it")
