@@ -108,8 +108,11 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
             terminalreporter.write_line(_baseline_written_line(state, path), bold=True)
         else:
             terminalreporter.write_line(f"wrote {printable_id(str(path))}")
-    for problem in problems:  # a report that failed: loud, but the exit status stays the tests' own
+    for problem in problems:  # a report that failed: loud, and the run fails (finish_session)
         terminalreporter.write_line(problem, red=True, bold=True)
+    if problems:
+        terminalreporter.write_line(f"the run fails: {len(problems)} requested report"
+                                    f"{'s were' if len(problems) != 1 else ' was'} not written", red=True, bold=True)
 
 
 def _baseline_written_line(state: PluginState, path: Path) -> str:
@@ -212,6 +215,10 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
         reports = (exc.written, exc.problems)
     if refused is not None:
         reports[1].append(refused)
+    # a report that was asked for and not written (the baseline to replace among them) fails the run: a CI job
+    # whose artifact is missing must not be green; each problem is one red line of the summary
+    if reports[1] and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if settings.baseline_update and "baseline" not in reports[0]:  # asked to replace the baseline, and it was not
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     session.config.stash[_REPORTS] = reports
