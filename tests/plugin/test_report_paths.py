@@ -92,3 +92,73 @@ def test_ocrmetrics_report_refuses_a_fifo_with_exit_2(tmp_path: Path) -> None:
     run_path.write_text(json.dumps(make_run([make_doc("a.png", {"cer": 0.1})])), encoding="utf-8")
     os.mkfifo(tmp_path / "pipe.md")
     assert main(["report", str(run_path), "--markdown", str(tmp_path / "pipe.md")]) == 2
+
+
+@pytest.mark.parametrize(("option", "expected"), [
+    ("--ocr-json=invoices/ground_truth.json", "--ocr-json=*invoices/ground_truth.json lies inside the dataset folder "
+                                               "*invoices: writing the report there would destroy an input of this "
+                                               "run (its ground truth, an image, a sidecar); write it outside that "
+                                               "folder"),
+    ("--ocr-html=invoices/images/doc_001.png", "--ocr-html=*doc_001.png lies inside the dataset folder *invoices: *"),
+    ("--ocr-csv=invoices/new.csv", "--ocr-csv=*new.csv lies inside the dataset folder *invoices: *"),
+    ("--junitxml=invoices/junit.xml", "--junitxml=invoices/junit.xml lies inside the dataset folder *invoices: *"),
+    ("--ocr-markdown=preds/doc_002.txt", "--ocr-markdown=*doc_002.txt lies inside the replay engine's folder of "
+                                         "predictions preds: *"),
+    ("--ocr-html=base.json", "--ocr-html=*base.json is the --ocr-baseline file *base.json: *"),
+    ("--ocr-csv=escape.csv", "--ocr-csv=*escape.csv lies inside the dataset folder *invoices: *"),  # through a link
+])
+def test_a_report_path_that_is_an_input_of_the_run_is_a_usage_error(pytester: pytest.Pytester, option: str,
+                                                                      expected: str) -> None:
+    make_dataset(pytester.path)
+    (pytester.path / "escape.csv").symlink_to("invoices/images/doc_003.png")
+    before = {p: p.read_bytes() for p in [*(pytester.path / "invoices").rglob("*"), *(pytester.path / "preds").iterdir()]
+              if p.is_file()}
+    base = pytester.runpytest(*BASE, "--ocr-json=base.json")  # a baseline to refuse writing onto
+    assert base.ret == pytest.ExitCode.OK
+    baseline = (pytester.path / "base.json").read_bytes()
+    result = pytester.runpytest(*BASE, option, "--ocr-baseline=base.json", "--ocr-baseline-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {expected}"])
+    assert len([line for line in result.stderr.lines if line.strip()]) == 1  # one sentence
+    assert {p: p.read_bytes() for p in before} == before and (pytester.path / "base.json").read_bytes() == baseline
+    assert not (pytester.path / "invoices" / "new.csv").exists()
+
+
+def test_two_reports_on_one_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path)
+    result = pytester.runpytest(*BASE, "--ocr-html=out/r", "--ocr-markdown=out/r")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --ocr-markdown=*out/r is also the --ocr-html path: two reports cannot share "
+                                 "a file; give each its own path"])
+
+
+def test_the_run_file_may_replace_the_baseline_only_when_asked(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path)
+    assert pytester.runpytest(*BASE, "--ocr-json=base.json").ret == pytest.ExitCode.OK
+    assert pytester.runpytest(*BASE, "--ocr-json=base.json", "--ocr-baseline=base.json").ret == \
+        pytest.ExitCode.USAGE_ERROR
+    result = pytester.runpytest(*BASE, "--ocr-json=base.json", "--ocr-baseline=base.json", "--ocr-baseline-update")
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_a_report_inside_a_marker_dataset_is_a_collection_error(pytester: pytest.Pytester,
+                                                                  plugin_args: list[str]) -> None:
+    """The datasets of ``ocr_dataset`` markers are known at collection: refused there, naming test and dataset."""
+    make_dataset(pytester.path)
+    pytester.makepyfile(test_marked="""
+        import pytest
+
+        pytestmark = pytest.mark.ocr_dataset("invoices")
+
+        def test_text(ocr_score):
+            pass
+    """)
+    ground_truth = (pytester.path / "invoices" / "ground_truth.json").read_bytes()
+    result = pytester.runpytest("--ocr-engine=replay:preds", "--ocr-json=invoices/ground_truth.json", "-p",
+                                "no:randomly", *plugin_args)
+    # pytest's exit status for a collection error (2; 1 under xdist, whose workers collect)
+    assert result.ret in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED)
+    result.stdout.fnmatch_lines(["*--ocr-json=*invoices/ground_truth.json lies inside the dataset folder *invoices: "
+                                 "writing the report there would destroy an input of this run*(the ocr_dataset "
+                                 "marker of test_marked.py::test_text)*"])
+    assert (pytester.path / "invoices" / "ground_truth.json").read_bytes() == ground_truth
