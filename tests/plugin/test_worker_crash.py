@@ -54,12 +54,15 @@ def _check_reports(pytester: pytest.Pytester, victim: str, result: pytest.RunRes
     return crashed
 
 
-@pytest.mark.parametrize("victim", ["doc_03.png", "doc_08.png"], ids=["mid-run", "last"])
-def test_a_crashed_worker_s_document_is_recorded_as_errored(pytester: pytest.Pytester, victim: str) -> None:
+@pytest.mark.parametrize(("victim", "extra"), [("doc_03.png", []), ("doc_08.png", []),
+                                               ("doc_03.png", ["--ocr-concurrency=1"])],
+                         ids=["mid-run", "last", "xdist-own-scheduler"])
+def test_a_crashed_worker_s_document_is_recorded_as_errored(pytester: pytest.Pytester, victim: str,
+                                                             extra: list[str]) -> None:
     make_dataset(pytester.path, DOCS, {})
     pytester.makeconftest(KILLING_ENGINE.format(victim=victim))
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=killing", "-n", "2", "--ocr-json=run.json",
-                                "--junitxml=junit.xml", "--ocr-csv=docs.csv", "-p", "no:randomly")
+                                "--junitxml=junit.xml", "--ocr-csv=docs.csv", "-p", "no:randomly", *extra)
     crashed = _check_reports(pytester, victim, result)
     assert crashed["image"] == f"images/{victim}" and crashed["nodeid"] == f"invoices::killing-{victim}"
     result.stdout.fnmatch_lines(["*killing*invoices*8*1*"])  # the summary counts it: 8 documents, 1 error
