@@ -218,10 +218,18 @@ def report_input_conflict(reports: Iterable[tuple[str, str]],
             if real == folder:
                 return (f"{option}={path} is {what} {source}: writing the report there would destroy an input of "
                         f"this run; write it elsewhere")
-            if os.path.isdir(folder) and os.path.commonpath([real, folder]) == folder:
+            if os.path.isdir(folder) and _inside(real, folder):
                 return (f"{option}={path} lies inside {what} {source}: writing the report there would destroy an "
                         f"input of this run (its ground truth, an image, a sidecar); write it outside that folder")
     return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether the resolved ``path`` lies inside the resolved ``folder`` (False across Windows drives)."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:
+        return False
 
 
 def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:

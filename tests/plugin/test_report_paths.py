@@ -67,14 +67,15 @@ def test_a_report_path_that_is_a_fifo_is_refused_without_hanging(pytester: pytes
                                                                   plugin_args: list[str]) -> None:
     make_dataset(pytester.path)
     os.mkfifo(pytester.path / "pipe.html")
-    (pytester.path / "link.csv").symlink_to("pipe.html")
+    os.mkfifo(pytester.path / "pipe.csv")
+    (pytester.path / "link.csv").symlink_to("pipe.csv")
     result = pytester.runpytest(*BASE, "--ocr-html=pipe.html", "--ocr-csv=link.csv", "--ocr-json=run.json",
                                 *plugin_args)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines([
         "could not write the HTML report *pipe.html: a FIFO (named pipe); a report is written only to a regular "
         "file or a new path, give another path",
-        "could not write the CSV report *link.csv: a link to *pipe.html, a FIFO (named pipe); *"])
+        "could not write the CSV report *link.csv: a link to *pipe.csv, a FIFO (named pipe); *"])
     import stat
 
     assert stat.S_ISFIFO((pytester.path / "pipe.html").stat().st_mode)  # left as it was
@@ -111,8 +112,8 @@ def test_a_report_path_that_is_an_input_of_the_run_is_a_usage_error(pytester: py
                                                                       expected: str) -> None:
     make_dataset(pytester.path)
     (pytester.path / "escape.csv").symlink_to("invoices/images/doc_003.png")
-    before = {p: p.read_bytes() for p in [*(pytester.path / "invoices").rglob("*"), *(pytester.path / "preds").iterdir()]
-              if p.is_file()}
+    inputs = [*(pytester.path / "invoices").rglob("*"), *(pytester.path / "preds").iterdir()]
+    before = {p: p.read_bytes() for p in inputs if p.is_file()}
     base = pytester.runpytest(*BASE, "--ocr-json=base.json")  # a baseline to refuse writing onto
     assert base.ret == pytest.ExitCode.OK
     baseline = (pytester.path / "base.json").read_bytes()
