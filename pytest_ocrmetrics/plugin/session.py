@@ -69,7 +69,6 @@ class _SessionHooks:
             if done["record"] is not None:
                 self.state.results.add(done["record"], done["outcome"], done["message"])
 
-
     def _note_crash(self, report: pytest.TestReport) -> None:
         """A test whose xdist worker crashed gets no more reports: its document is recorded as errored with the
         crash said, from the record its call report brought when there was one, else at the end (the dead worker
