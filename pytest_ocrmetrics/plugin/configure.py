@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from pathlib import Path
+from typing import Any, Iterable
 
 import pytest
 
@@ -14,7 +15,7 @@ from pytest_ocrmetrics.engines.base import EngineOptionError
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS
 from pytest_ocrmetrics.options import OcrSettings
-from pytest_ocrmetrics.plugin.items import _no_engine_hint
+from pytest_ocrmetrics.plugin.items import _no_engine_hint, cli_datasets
 from pytest_ocrmetrics.plugin.scheduling import _ShardHooks, _unfreeze_gc, _XdistHooks
 from pytest_ocrmetrics.plugin.session import _SessionHooks
 from pytest_ocrmetrics.plugin.state import STATE, PluginState
@@ -55,6 +56,10 @@ def configure_run(config: pytest.Config) -> None:
                                       junit_metrics=_junit_metrics(settings, gates, tolerances),
                                       record_confusions=bool(settings.json_path or settings.html_path
                                                              or settings.summary == "full"))
+    if not config.stash[STATE].is_worker:  # the controller refuses; workers were started with the same paths
+        conflict = report_input_conflict(report_paths(config, settings), _run_inputs(config.stash[STATE]))
+        if conflict is not None:
+            raise pytest.UsageError(conflict)
     config.pluginmanager.register(_SessionHooks(config.stash[STATE]), "ocrmetrics-session")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(config.stash[STATE]), "ocrmetrics-xdist")
@@ -162,6 +167,69 @@ def _check_baseline_update(settings: OcrSettings) -> None:
     if settings.baseline.is_dir():
         raise pytest.UsageError(f"--ocr-baseline={settings.baseline} is a folder; give the run file to compare with "
                                 f"and replace")
+
+
+def report_paths(config: pytest.Config, settings: OcrSettings) -> list[tuple[str, str]]:
+    """Every file this run writes as a report, as ``(option, path)``: the OCR reports and pytest's JUnit XML."""
+    paths = [("--ocr-json", settings.json_path), ("--ocr-html", settings.html_path), ("--ocr-csv", settings.csv_path),
+             ("--ocr-markdown", settings.markdown_path), ("--junitxml", getattr(config.option, "xmlpath", None))]
+    return [(option, os.fspath(path)) for option, path in paths if path]
+
+
+def _run_inputs(state: PluginState) -> list[tuple[Path, str, frozenset[str]]]:
+    """What this run reads and no report may replace, as ``(path, what it is, report options allowed onto it)``:
+    the ``--ocr-dataset`` / ``ocr_datasets`` datasets (a folder: everything inside it, its ground truth, images and
+    sidecars; a file: that file), the ``--ocr-baseline`` file (the run file may replace it with
+    ``--ocr-baseline-update``) and a replay engine's folder of predictions. The datasets of ``ocr_dataset`` markers
+    are checked when they are collected (:func:`report_input_conflict` from the collection)."""
+    settings = state.settings
+    inputs = [(path, "the dataset folder" if path.is_dir() else "the dataset file", frozenset())
+              for path, _ in cli_datasets(state)]
+    if settings.baseline is not None:
+        inputs.append((settings.baseline, "the --ocr-baseline file",
+                       frozenset({"--ocr-json"} if settings.baseline_update else ())))
+    for choice in state.runner.engines:
+        if choice.name == "replay":
+            folder = choice.arg or state.runner.engine_options.get("replay", {}).get("dir")
+            if folder:
+                inputs.append((Path(folder), "the replay engine's folder of predictions", frozenset()))
+    return inputs
+
+
+def report_input_conflict(reports: Iterable[tuple[str, str]],
+                          inputs: Iterable[tuple[Path, str, frozenset[str]]]) -> str | None:
+    """The sentence refusing the first report path that is an input of the run (or lies inside an input folder,
+    through symbolic links too: a report is written through a link), or that two reports share; None when every
+    report path is free. Writing there would destroy what the run reads (a dataset's ``ground_truth.json``, an
+    image) or what a later run compares with (the baseline)."""
+    reports = list(reports)
+    inputs = list(inputs)
+    seen: dict[str, str] = {}
+    for option, path in reports:
+        real = os.path.realpath(path)
+        if real in seen:
+            return (f"{option}={path} is also the {seen[real]} path: two reports cannot share a file; give each its "
+                    f"own path")
+        seen[real] = option
+        for source, what, allowed in inputs:
+            if option in allowed:
+                continue
+            folder = os.path.realpath(source)
+            if real == folder:
+                return (f"{option}={path} is {what} {source}: writing the report there would destroy an input of "
+                        f"this run; write it elsewhere")
+            if os.path.isdir(folder) and _inside(real, folder):
+                return (f"{option}={path} lies inside {what} {source}: writing the report there would destroy an "
+                        f"input of this run (its ground truth, an image, a sidecar); write it outside that folder")
+    return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether the resolved ``path`` lies inside the resolved ``folder`` (False across Windows drives)."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:
+        return False
 
 
 def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:

@@ -76,6 +76,7 @@ def generate_tests(metafunc: pytest.Metafunc) -> None:
     if marker is not None:
         base = metafunc.definition.path.parent
         paths = [(base / str(p), marker.kwargs.get("name")) for p in marker.args]
+        _refuse_reports_inside(metafunc, paths)
     else:
         state.cli_datasets_used_by_functions = True
         paths = cli_datasets(state)
@@ -102,6 +103,20 @@ def generate_tests(metafunc: pytest.Metafunc) -> None:
     params = [pytest.param(c, id=c.id) for c in cases]
     params += [pytest.param(b, id=f"dataset-error-{n}-{Path(b.dataset).name}") for n, b in enumerate(broken, 1)]
     metafunc.parametrize(CASE_ARG, params)
+
+
+def _refuse_reports_inside(metafunc: pytest.Metafunc, paths: list[tuple[Path, str | None]]) -> None:
+    """A report path inside an ``ocr_dataset`` marker's dataset (known only now, at collection) is a collection error
+    naming both: writing it would destroy the dataset (see :func:`~.configure.report_input_conflict`)."""
+    from pytest_ocrmetrics.plugin.configure import report_input_conflict, report_paths
+
+    reports = report_paths(metafunc.config, _state(metafunc.config).settings)
+    if not reports:
+        return
+    conflict = report_input_conflict(reports, [(path, "the dataset folder" if path.is_dir() else "the dataset file",
+                                                frozenset()) for path, _ in paths])
+    if conflict is not None:
+        raise pytest.Collector.CollectError(f"{conflict} (the ocr_dataset marker of {metafunc.definition.nodeid})")
 
 
 @contextlib.contextmanager

@@ -113,3 +113,50 @@ def clean_serialized(data: Any) -> Any:
 
 def _property_value(value: float) -> str:
     return repr(round(float(value), 6)) if isinstance(value, float) else str(value)
+
+
+def crashed_item_records(session: pytest.Session, nodeids: Any) -> list[dict[str, Any]]:
+    """On an xdist worker started after another crashed: the records (no output, nothing scored) of the tests that
+    were running when the workers crashed (``nodeids``, sent by the controller), made from this worker's own
+    collection: a dead worker sends nothing, and the controller collects no item, so only a worker can say which
+    dataset, engine and document a node id stands for. Cleaned as a report's record is (they travel through
+    xdist's channel)."""
+    wanted = set(nodeids)
+    state = _state(session.config)
+    records = []
+    for item in session.items:
+        if item.nodeid not in wanted:
+            continue
+        case = _case_of(item)
+        if case is None:  # not an OCR test: pytest's own crash report is all there is
+            records.append({"nodeid": item.nodeid, "ocr": False})
+            continue
+        had_state = ITEM_STATE in item.stash
+        record = _record(item, state, _item_state(item, state, case))
+        if not had_state:  # the item may still run here (a plugin rescheduling crashed tests): leave it as it was
+            del item.stash[ITEM_STATE]
+        records.append(clean_serialized({"ocr_record": record})["ocr_record"])
+    return records
+
+
+def record_from_nodeid(nodeid: str, engines: Any) -> dict[str, Any] | None:
+    """The record of a crashed test that no worker could describe (xdist restarted none): the dataset, engine and
+    document read from the test id (``DATASET::ENGINE-DOCUMENT`` for a dataset's items, ``FILE::TEST[ENGINE-DOCUMENT]``
+    for a test function), the engine being the longest engine label the id starts with; None when none does (not
+    an OCR test, as far as the id tells).
+
+    >>> record_from_nodeid("data/invoices::replay-doc_1.png", ["replay"])["id"]
+    'doc_1.png'
+    >>> record_from_nodeid("tests/test_ocr.py::test_text[tesseract-a.png]", ["tesseract"])["dataset"]
+    'tests/test_ocr.py::test_text'
+    """
+    head, _, name = nodeid.rpartition("::")
+    if name.endswith("]") and "[" in name:
+        function, _, name = name[:-1].partition("[")
+        head = f"{head}::{function}" if head else function
+    engine = max((label for label in engines if name.startswith(f"{label}-")), key=len, default="")
+    if not engine:
+        return None
+    return {"id": name[len(engine) + 1:], "dataset": head or nodeid, "engine": engine,
+            "metrics": {}, "counts": {}, "elapsed_s": 0.0, "image": None, "reference": None, "nodeid": nodeid,
+            "checks": []}

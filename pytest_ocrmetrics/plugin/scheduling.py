@@ -57,6 +57,21 @@ class _XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput["ocrmetrics_datasets_only"] = self.state.datasets_only
+        if self.state.crashed:  # a worker replacing a crashed one: it names the documents that were running
+            node.workerinput["ocrmetrics_crashed"] = list(self.state.crashed)
+
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        """A worker died (killed by the out-of-memory killer, a segfault) while running ``crashitem``: mark the
+        failed report xdist made for it, so the session records that document as errored (see
+        :class:`~.session._SessionHooks`) instead of losing it from every report."""
+        report.ocr_worker_crashed = True
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Keep the records a replacement worker made for the tests of crashed workers (added at the end)."""
+        output = getattr(node, "workeroutput", None) or {}
+        for record in output.get("ocrmetrics_crashed") or ():
+            if isinstance(record, dict) and isinstance(record.get("nodeid"), str):
+                self.state.crash_records.setdefault(record["nodeid"], record)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """``--dist load`` (the default with ``-n``) that keeps twice ``--ocr-concurrency`` tests queued on each worker
@@ -100,6 +115,12 @@ def after_collection(session: pytest.Session) -> None:
     page once per worker; with ``-n N`` the workers themselves are the concurrency.
     """
     state = _state(session.config)
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput and workerinput.get("ocrmetrics_crashed"):  # started after a worker crashed: name its documents
+        from pytest_ocrmetrics.plugin.records import crashed_item_records
+
+        session.config.workeroutput["ocrmetrics_crashed"] = crashed_item_records(  # type: ignore[attr-defined]
+            session, workerinput["ocrmetrics_crashed"])
     if session.config.option.collectonly or _xdist_controller(session.config):
         return
     cases = [case for item in session.items if (case := _case_of(item)) is not None]

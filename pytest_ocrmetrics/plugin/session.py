@@ -48,6 +48,9 @@ class _SessionHooks:
         if self.state.is_worker:
             return
         self._note_collection_error(report)  # a Python suite's broken dataset errors one test
+        if getattr(report, "ocr_worker_crashed", False) and report.failed:  # the worker died while running it
+            self._note_crash(report)
+            return
         pending = self.state.pending.setdefault(report.nodeid, {"record": None, "outcome": "passed", "message": None})
         record = getattr(report, "ocr_record", None)
         if record is not None:
@@ -65,6 +68,34 @@ class _SessionHooks:
             done = self.state.pending.pop(report.nodeid)
             if done["record"] is not None:
                 self.state.results.add(done["record"], done["outcome"], done["message"])
+
+    def _note_crash(self, report: pytest.TestReport) -> None:
+        """A test whose xdist worker crashed gets no more reports: its document is recorded as errored with the
+        crash said, from the record its call report brought when there was one, else at the end (the dead worker
+        sent nothing to say which document it was: a replacement worker names it, see ``crashed_item_records``)."""
+        pending = self.state.pending.pop(report.nodeid, None)
+        message = (f"worker crashed: {_short_message(report)} (killed, e.g. by the out-of-memory killer, or it "
+                   f"crashed in native code); the document has no result")
+        if pending is not None and pending["record"] is not None:
+            self.state.results.add(pending["record"], "error", message)
+        else:
+            self.state.crashed[report.nodeid] = message
+
+
+def add_crashed(state: PluginState) -> None:
+    """Record the documents whose test's worker crashed and whose record did not arrive (see ``_note_crash``), as
+    errored: from the record a replacement worker made, else from the test id (no worker was restarted)."""
+    from pytest_ocrmetrics.plugin.records import record_from_nodeid
+
+    labels = [choice.label for choice in state.runner.engines]
+    for nodeid, message in state.crashed.items():
+        record = state.crash_records.get(nodeid)
+        if record is None:
+            record = record_from_nodeid(nodeid, labels)
+            message += "; its dataset, engine and document were read from the test id (no worker was restarted)"
+        if record is not None and record.get("ocr", True):  # not an OCR test: pytest's crash report says it all
+            state.results.add(record, "error", message)
+    state.crashed.clear()
 
 
 def _short_message(report: pytest.TestReport) -> str:
@@ -108,8 +139,11 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
             terminalreporter.write_line(_baseline_written_line(state, path), bold=True)
         else:
             terminalreporter.write_line(f"wrote {printable_id(str(path))}")
-    for problem in problems:  # a report that failed: loud, but the exit status stays the tests' own
+    for problem in problems:  # a report that failed: loud, and the run fails (finish_session)
         terminalreporter.write_line(problem, red=True, bold=True)
+    if problems:
+        terminalreporter.write_line(f"the run fails: {len(problems)} requested report"
+                                    f"{'s were' if len(problems) != 1 else ' was'} not written", red=True, bold=True)
 
 
 def _baseline_written_line(state: PluginState, path: Path) -> str:
@@ -171,6 +205,8 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
     if (not state.is_worker and state.results.collection_errors
             and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a dataset that could not be loaded fails the run
+    if not state.is_worker and state.crashed:
+        add_crashed(state)
     if state.is_worker or not _has_a_run(state):
         return
     from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
@@ -212,6 +248,10 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
         reports = (exc.written, exc.problems)
     if refused is not None:
         reports[1].append(refused)
+    # a report that was asked for and not written (the baseline to replace among them) fails the run: a CI job
+    # whose artifact is missing must not be green; each problem is one red line of the summary
+    if reports[1] and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if settings.baseline_update and "baseline" not in reports[0]:  # asked to replace the baseline, and it was not
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
     session.config.stash[_REPORTS] = reports

@@ -50,6 +50,10 @@ class PluginState:
     # from which any report can be made later, the HTML report, the full terminal summary)
     record_confusions: bool = True
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> {"record", "outcome", "message"}
+    # xdist controller: the tests whose worker crashed, nodeid -> message, recorded as errored documents at the end
+    # from the records a replacement worker made for them (crash_records), else from the test id alone
+    crashed: dict[str, str] = field(default_factory=dict)
+    crash_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     cli_datasets_used_by_functions: bool = False
     interrupted: bool = False  # Ctrl-C seen; -x / --maxfail are read from the session at the end
     junit_metrics: frozenset[str] | None = None  # the metrics each JUnit testcase carries (None: every one)

@@ -85,7 +85,7 @@ def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path |
     file), and a report that fails does not stop the others: after trying every one, :class:`ReportError` names
     each that failed.
     """
-    from pytest_ocrmetrics.reporting.safe_text import sanitize_run, write_lines_atomic
+    from pytest_ocrmetrics.reporting.safe_text import ReportPathError, sanitize_run, write_lines_atomic
 
     run = sanitize_run(run)
     gates = list(verdict.gates)
@@ -117,6 +117,8 @@ def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path |
             continue
         try:
             written[kind] = writer(Path(path))
+        except ReportPathError as exc:  # a FIFO, a folder: the sentence says what it is
+            problems.append(f"could not write the {REPORT_TITLES[kind]} {path}: {exc.reason}")
         except Exception as exc:  # one report's failure must not cost the others
             reason = str(exc).splitlines()[0] if str(exc).strip() else ""
             problems.append(f"could not write the {REPORT_TITLES[kind]} {path}: {type(exc).__name__}"

@@ -23,7 +23,9 @@ Three separate guarantees, each in one place:
   terminal tables use. Line breaks and tabs are kept where a report shows text as lines (HTML, CSV cells; Markdown
   folds them into spaces).
 - **no truncated file** (:func:`write_text_atomic`): a report is written to a temporary file in the same folder and
-  renamed over the old one, so a failure leaves the previous report as it was.
+  renamed over the old one, so a failure leaves the previous report as it was. A report path that is a symbolic
+  link is written through (the link's target replaced, the link kept); a FIFO, a folder or a device is refused
+  before anything is written (:func:`report_target`).
 
 >>> clean_text("A\\ud800B\\ufffe")
 ('A�B�', 2)
@@ -38,12 +40,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
 __all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic",
-           "write_lines_atomic", "xml_safe"]
+           "write_lines_atomic", "xml_safe", "ReportPathError", "report_target"]
 
 REPLACEMENT = "\ufffd"
 
@@ -186,8 +189,44 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return _write_atomic(path, (text,))
 
 
-def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
+class ReportPathError(OSError):
+    """A report path that names something a report must not replace (a FIFO, a folder, a device): refused before
+    anything is written. Its message is one sentence naming the path and what it is; ``reason`` is that sentence
+    without the path (for a line that names the path already)."""
+
+    def __init__(self, shown: str, reason: str) -> None:
+        super().__init__(f"{shown}: {reason}")
+        self.reason = reason
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def report_target(path: str | Path) -> Path:
+    """The file a report written to ``path`` replaces: ``path`` itself, or the file its symbolic link (chain) names,
+    so that a link kept in a project (``latest.html`` -> ``runs/today.html``) stays a link and its target gets the
+    report. Raises :class:`ReportPathError` when that is not a regular file (nor a new path): a FIFO would be
+    replaced by a file (or, opened, hang the run), a device or a folder is never a report."""
     path = Path(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:  # a new file (or a dangling link: its target is created)
+        return target
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        what = what if target == path else f"a link to {printable(str(target))}, {what}"
+        raise ReportPathError(printable(str(path)), f"{what}; a report is written only to a regular file or a new "
+                                                    f"path, give another path")
+    return target
+
+
+def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
+    """Write ``pieces`` to a temporary file next to the file ``path`` names (through a symbolic link: the link is
+    kept, its target replaced) and rename it over that file; ``path`` is returned as given."""
+    given = Path(path)
+    path = report_target(given)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
@@ -208,4 +247,4 @@ def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
         except OSError:
             pass
         raise
-    return path
+    return given

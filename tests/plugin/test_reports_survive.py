@@ -184,10 +184,11 @@ def test_one_failing_report_keeps_the_others_and_the_previous_file(
     monkeypatch.setattr(files, "run_lines", broken)
     result = pytester.runpytest(*BASE, *REPORTS, *plugin_args)
     result.assert_outcomes(passed=3)
-    assert result.ret == pytest.ExitCode.OK  # a report that could not be written is said loudly, not a test failure
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # a report asked for and not written fails the run
     result.stdout.fnmatch_lines([
         f"could not write the JSON run file {out / 'run.json'}: RuntimeError: the disk is full",
-        f"could not write the HTML report {out / 'report.html'}: IsADirectoryError: *",
+        f"could not write the HTML report {out / 'report.html'}: a folder; *",
+        "the run fails: 2 requested reports were not written",
     ])
     result.stdout.fnmatch_lines(["*3 passed*"])  # the session still ends with its summary
     assert (out / "run.json").read_text(encoding="utf-8") == '{"previous": "run"}'  # not truncated
@@ -202,7 +203,8 @@ def test_report_failure_is_said_even_without_a_summary(pytester: pytest.Pytester
     make_dataset(pytester.path)
     (pytester.path / "out" / "report.html").mkdir(parents=True)
     result = pytester.runpytest(*BASE, *REPORTS[:-1], "--ocr-summary=none")
-    result.stdout.fnmatch_lines(["could not write the HTML report *report.html: IsADirectoryError: *"])
+    result.stdout.fnmatch_lines(["could not write the HTML report *report.html: a folder; *"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert (pytester.path / "out" / "run.json").is_file()
 
 

@@ -175,7 +175,7 @@ def test_write_reports_writes_every_other_report_then_names_the_failed_ones(tmp_
                       csv=tmp_path / "docs.csv", markdown=tmp_path / "sub" / "summary.md")
     problems = caught.value.problems
     assert len(problems) == 1 and problems[0].startswith(
-        f"could not write the HTML report {tmp_path / 'report.html'}: IsADirectoryError: ")
+        f"could not write the HTML report {tmp_path / 'report.html'}: a folder; ")
     assert set(caught.value.written) == {"json", "csv", "markdown"}
     written = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert written["replaced_characters"] == 3 and written["documents"][0]["id"] == "a\ufffd.png"
