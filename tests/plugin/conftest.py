@@ -55,3 +55,12 @@ def plugin_args(request: pytest.FixtureRequest) -> list[str]:
 @pytest.fixture
 def dataset(pytester: pytest.Pytester) -> Path:
     return make_dataset(pytester.path)
+
+
+def usage_error_line(result: pytest.RunResult) -> str:
+    """The one non-empty line pytest printed for a usage error (without its ``ERROR: `` prefix)."""
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    lines = [line for line in result.stderr.lines + result.stdout.lines if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("ERROR: ")
+    return lines[0].removeprefix("ERROR: ")

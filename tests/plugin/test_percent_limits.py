@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import make_dataset
+from tests.plugin.conftest import make_dataset, usage_error_line
 
 pytest_plugins = ["pytester"]
 
@@ -29,15 +29,6 @@ def _dataset(root: Path, thresholds: dict[str, object] | None = None) -> Path:
     if thresholds is not None:
         doc["thresholds"] = thresholds
     return make_dataset(root, {"doc.png": doc, "ok.png": {"full_text": "fine"}}, {"doc": PREDICTION, "ok": "fine"})
-
-
-def _usage_error_line(result: pytest.RunResult) -> str:
-    """The one non-empty line pytest printed for a usage error (without its ``ERROR: `` prefix)."""
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
-    lines = [line for line in result.stderr.lines + result.stdout.lines if line.strip()]
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("ERROR: ")
-    return lines[0].removeprefix("ERROR: ")
 
 
 def _outcomes(pytester: pytest.Pytester) -> dict[str, str]:
@@ -68,7 +59,7 @@ def test_a_percent_typo_is_one_usage_error(pytester: pytest.Pytester, args: list
     _dataset(pytester.path)
     if ini:
         pytester.makeini("[pytest]\n" + ini)
-    assert _usage_error_line(pytester.runpytest(*BASE, *args)) == expected
+    assert usage_error_line(pytester.runpytest(*BASE, *args)) == expected
 
 
 def test_a_ratio_above_1_is_no_typo(pytester: pytest.Pytester) -> None:

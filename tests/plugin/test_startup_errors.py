@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import make_dataset
+from tests.plugin.conftest import make_dataset, usage_error_line
 
 pytest_plugins = ["pytester"]
 
@@ -21,15 +21,6 @@ MANY = 30  # documents: a message that grew with each test would print hundreds 
 def _many_documents(root: Path) -> Path:
     docs = {f"d{i:03}.png": {"full_text": "hello world"} for i in range(MANY)}
     return make_dataset(root, docs, {f"d{i:03}": "hello world" for i in range(MANY)})
-
-
-def _usage_error_line(result: pytest.RunResult) -> str:
-    """The one non-empty line pytest printed for a usage error (without its ``ERROR: `` prefix)."""
-    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
-    lines = [line for line in result.stderr.lines + result.stdout.lines if line.strip()]
-    assert len(lines) == 1, lines
-    assert lines[0].startswith("ERROR: ")
-    return lines[0].removeprefix("ERROR: ")
 
 
 # -- item 1: an engine that cannot be created ------------------------------------------------------------------------
@@ -57,14 +48,14 @@ def _usage_error_line(result: pytest.RunResult) -> str:
         "deepseek-mode", "engine-typo", "setting-typo", "option-for-unknown-engine"])
 def test_an_engine_that_cannot_be_created_is_one_usage_error(pytester: pytest.Pytester, args: list[str], expected: str) -> None:
     _many_documents(pytester.path)
-    line = _usage_error_line(pytester.runpytest("--ocr-dataset=invoices", *args))
+    line = usage_error_line(pytester.runpytest("--ocr-dataset=invoices", *args))
     assert expected in line
 
 
 def test_a_usage_error_is_the_same_under_xdist(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     _many_documents(pytester.path)
-    line = _usage_error_line(pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:nonexistent", "-n", "2"))
+    line = usage_error_line(pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:nonexistent", "-n", "2"))
     assert "replay directory 'nonexistent' does not exist" in line
 
 
@@ -176,7 +167,7 @@ def test_the_runner_raises_a_fresh_exception_each_time(tmp_path: Path) -> None:
 # -- item 3: no engine, no threshold, threshold values ---------------------------------------------------------------
 def test_dataset_without_an_engine_is_a_usage_error(pytester: pytest.Pytester) -> None:
     make_dataset(pytester.path)
-    line = _usage_error_line(pytester.runpytest("--ocr-dataset=invoices"))
+    line = usage_error_line(pytester.runpytest("--ocr-dataset=invoices"))
     assert line.startswith("--ocr-dataset needs an engine: pass --ocr-engine=NAME (registered engines: ")
     assert "replay" in line and "tesseract" in line
 
@@ -224,7 +215,7 @@ def test_threshold_values_are_checked_like_gates(pytester: pytest.Pytester, data
                                                  expected: str) -> None:
     if ini:
         pytester.makeini("[pytest]\n" + ini)
-    line = _usage_error_line(pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *args))
+    line = usage_error_line(pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *args))
     assert expected in line
 
 
