@@ -338,6 +338,17 @@ def _threshold(max_diffs: int, text: str) -> float:
     return 1.0 - (max_diffs / (len(text) if len(text) > 0 else 1))
 
 
+_SHORT_NEEDLE = 64
+"""rapidfuzz searches a text of up to this many characters in one bit-parallel pass over the output: always fast."""
+FULL_SEARCH_WORK = 2e10
+"""Up to this ``longer × shorter²`` (characters) a present/absent fact computes the best ratio in full (well under a
+second); above it the search stops at the threshold (the verdict is the same, the failing ratio is not given)."""
+BOUNDED_SEARCH_WORK = 3e11
+"""Above this ``longer × shorter² × (allowed-difference share + 1 / shorter)`` a present/absent fact whose text does
+not occur verbatim is not checked (a search that long would take minutes: a 5,000-character text with a 10 %
+allowance against 1 MB); seconds at most below it (under 2 s for 5,000 characters with max_diffs 500 against 100 KB)."""
+
+
 def _presence(fact: Fact, text: str) -> FactVerdict:
     from rapidfuzz import fuzz
 
@@ -365,7 +376,20 @@ def _presence(fact: Fact, text: str) -> FactVerdict:
     if not p["case_sensitive"]:  # lowered before the cut, as the benchmark does (lower() may lengthen a text)
         query, content = query.lower(), searched(normalized.lower())
     threshold = _threshold(fact.max_diffs, query)
-    alignment = fuzz.partial_ratio_alignment(query, content)
+    shorter, longer = sorted((len(query), len(content)))
+    work = longer * shorter * shorter  # rapidfuzz's partial_ratio costs about this for a needle over 64 characters
+    bounded = shorter > _SHORT_NEEDLE and work > FULL_SEARCH_WORK
+    if bounded and query not in content \
+            and work * (1.0 - threshold + 1.0 / shorter) > BOUNDED_SEARCH_WORK:
+        article = "an" if fact.type == "absent" else "a"
+        return not_checked(f"{article} {fact.type} fact of {len(query):,} characters against a {len(content):,}-character "
+                           f"output with max_diffs {fact.max_diffs} is beyond the fuzzy search's bound "
+                           f"(length × text length² × allowed-difference share over {BOUNDED_SEARCH_WORK:.0e}); "
+                           f"shorten the fact's text or lower its max_diffs", notes=("fuzzy search bound",))
+    # Above FULL_SEARCH_WORK only whether the best ratio reaches the threshold is searched (a score cutoff lets
+    # rapidfuzz drop most windows); the verdict is the same, a failing present's best ratio is then not computed.
+    cutoff = max(0.0, threshold * 100.0 - 1e-6) if bounded else 0.0
+    alignment = fuzz.partial_ratio_alignment(query, content, score_cutoff=cutoff)
     ratio = (alignment.score if alignment is not None else 0.0) / 100.0
     found = excerpt = ""
     if alignment is not None and alignment.score > 0:
@@ -376,6 +400,10 @@ def _presence(fact: Fact, text: str) -> FactVerdict:
     if fact.type == "present":
         if ratio >= threshold:
             return FactVerdict(True, excerpt=excerpt)
+        if bounded and alignment is None:
+            return FactVerdict(False, f"Expected '{query[:40]}...' with threshold {threshold} but no match reached "
+                                      f"it (the best ratio is not computed for a {len(query):,}-character text "
+                                      f"against a {len(content):,}-character output)")
         return FactVerdict(False, f"Expected '{query[:40]}...' with threshold {threshold} but best match ratio was "
                                   f"{ratio:.3f}{best}", excerpt=excerpt)
     if ratio < threshold:
