@@ -398,7 +398,8 @@ class RunResults:
             "errors": outcomes["error"],
             "skipped": outcomes["skipped"],
             "filtered": outcomes["filtered"],
-            "skipped_entries": sum(1 for key in self.skipped_entries if key[0] == dataset),
+            "skipped_entries": sum(int(entry.get("count", 1)) for key, entry in self.skipped_entries.items()
+                                   if key[0] == dataset),  # an entry with a count summarises that many
             "cache_hits": group.cache_hits,
             "truncated": group.truncated,
             "metrics": metrics,

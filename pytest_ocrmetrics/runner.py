@@ -116,7 +116,8 @@ def _empty_dataset_message(path: Path, dataset: Dataset) -> str:
     """Why ``dataset`` has no document, in one sentence naming ``path``."""
     if dataset.skipped:
         first = dataset.skipped[0]
-        every = "its only entry was" if len(dataset.skipped) == 1 else f"all {len(dataset.skipped)} entries were"
+        total = sum(entry.count for entry in dataset.skipped)
+        every = "its only entry was" if total == 1 else f"all {total:,} entries were"
         return f"{path}: the dataset has no documents: {every} skipped, the first at {first.source}: {first.reason}"
     return f"{path}: the dataset has no documents (its ground truth lists none)"
 

@@ -21,9 +21,10 @@ import os
 import posixpath
 import stat
 import sys
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
+from typing import Any, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 from pytest_ocrmetrics.documents import Document, not_an_image_reason, sniff_image_format
 
@@ -33,6 +34,9 @@ __all__ = [
     "DatasetFolder",
     "DatasetLoader",
     "SkippedEntry",
+    "SkippedLog",
+    "MAX_SKIPPED_LISTED",
+    "capped_skipped",
     "ENTRY_KEYS",
     "closest_existing_path",
     "document_from_entry",
@@ -66,6 +70,58 @@ class SkippedEntry:
 
     source: str
     reason: str
+    count: int = 1
+    """How many entries this one stands for: above 1 it summarises the entries past the first
+    :data:`MAX_SKIPPED_LISTED` of one file (``reason`` begins "and N more ... skipped")."""
+
+
+MAX_SKIPPED_LISTED = 10
+"""Skipped entries of one file listed (and warned) one by one; the rest become one summarising entry."""
+
+
+class SkippedLog:
+    """The entries one file's loading skips: the first :data:`MAX_SKIPPED_LISTED` in full (each warned with
+    ``category`` when given), the rest only counted, then summarised by :meth:`entries` in one entry and one
+    warning: a file of a million bad lines is a few lines of output, not a million (issue 20)."""
+
+    def __init__(self, file: Path | str, *, noun: str = "line", category: type[Warning] | None = None) -> None:
+        self.file, self.noun, self.category = str(file), noun, category
+        self.listed: list[SkippedEntry] = []
+        self.more = 0
+        self._first_more = ""
+
+    def __len__(self) -> int:
+        return len(self.listed) + self.more
+
+    def add(self, source: str, reason: str) -> None:
+        """Skip the entry at ``source`` (``file:line``) for ``reason``."""
+        if len(self.listed) < MAX_SKIPPED_LISTED:
+            entry = SkippedEntry(source, reason)
+            self.listed.append(entry)
+            if self.category is not None:
+                warnings.warn(f"{source}: {self.noun} skipped: {reason}", self.category, stacklevel=3)
+            return
+        if not self.more:
+            self._first_more = f"the first at {source}: {reason}"
+        self.more += 1
+
+    def entries(self) -> list[SkippedEntry]:
+        """The listed entries plus, past the cap, one entry (``count``) summarising the rest (warned once)."""
+        if not self.more:
+            return list(self.listed)
+        reason = f"and {self.more:,} more {self.noun}{'s' if self.more != 1 else ''} skipped ({self._first_more})"
+        if self.category is not None:
+            warnings.warn(f"{self.file}: {reason}", self.category, stacklevel=2)
+        return [*self.listed, SkippedEntry(self.file, reason, count=self.more)]
+
+
+def capped_skipped(skipped: Sequence[SkippedEntry], file: Path | str, *, noun: str = "entry") -> list[SkippedEntry]:
+    """``skipped`` with at most :data:`MAX_SKIPPED_LISTED` entries listed, the rest summarised in one (no warning):
+    for loaders that collect single skipped entries without :class:`SkippedLog`."""
+    log = SkippedLog(file, noun=noun)
+    for entry in skipped:
+        log.add(entry.source, entry.reason)
+    return log.entries()
 
 
 @dataclass(frozen=True)

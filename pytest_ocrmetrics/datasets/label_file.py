@@ -9,7 +9,8 @@ Image paths are relative to the label file's folder, which is the dataset root; 
 path. The text is everything after the first tab, verbatim (a trailing ``\\r`` is dropped). Blank lines are ignored.
 A bad line (no tab, an empty image path, an empty or whitespace-only ground truth, an image listed twice) is skipped
 with a :class:`DatasetWarning` naming the file and line, and recorded in :attr:`Dataset.skipped` so the summary can
-count it. An empty ground truth is skipped, not scored (documents 003/004: a sample whose label is missing or empty is
+count it; past the first ten (:data:`~pytest_ocrmetrics.datasets.base.MAX_SKIPPED_LISTED`), one warning and one entry
+give the count of the rest. An empty ground truth is skipped, not scored (documents 003/004: a sample whose label is missing or empty is
 skipped with a warning, as :mod:`pytest_ocrmetrics.evaluator` does); any output would score CER 1.0 against it. A
 path that leaves the folder is an error, not a skip. A label file that is not a regular file (a FIFO) or a symbolic
 link leading out of its folder is refused with a sentence saying so.
@@ -24,14 +25,13 @@ Detection:
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
     DatasetFolder,
-    SkippedEntry,
+    SkippedLog,
     entry_error,
     finish,
     image_error,
@@ -113,13 +113,11 @@ class LabelFileLoader:
         root = label_file.parent
         folder = DatasetFolder(root)
         documents: list[Document] = []
-        skipped: list[SkippedEntry] = []
+        skipped = SkippedLog(label_file, category=DatasetWarning)  # the first few warned, then one count
         first_line: dict[str, int] = {}
 
         def skip(number: int, reason: str) -> None:
-            entry = SkippedEntry(f"{label_file}:{number}", reason)
-            warnings.warn(f"{entry.source}: line skipped: {reason}", DatasetWarning, stacklevel=2)
-            skipped.append(entry)
+            skipped.add(f"{label_file}:{number}", reason)
 
         for number, line in enumerate(folder.read_text(label_file, "label file").split("\n"), start=1):
             line = line.removesuffix("\r")
@@ -151,4 +149,5 @@ class LabelFileLoader:
                 id=doc_id, dataset=name, image_path=image_path, reference_text=text, source=source,
                 error=image_error(image_path),
             ))
-        return finish(documents, name=name, root=root, format=self.name, skipped=skipped, folder=folder)
+        return finish(documents, name=name, root=root, format=self.name, skipped=skipped.entries(),
+                      folder=folder)

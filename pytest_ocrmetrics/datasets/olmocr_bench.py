@@ -30,6 +30,7 @@ from pytest_ocrmetrics.datasets.base import (
     DatasetFolder,
     NotRegularFileError,
     SkippedEntry,
+    capped_skipped,
     file_kind,
     json_error_message,
     jsonl_lines,
@@ -139,4 +140,4 @@ class OlmocrBenchLoader:
                 facts=tuple(page_facts), source=f"{pdf_path} page {page}", error=_pdf_error(pdf_path, folder),
             ))
         documents.sort(key=lambda d: d.id)
-        return Dataset(name=name, root=path, format=self.name, documents=tuple(documents), skipped=tuple(skipped))
+        return Dataset(name=name, root=path, format=self.name, documents=tuple(documents), skipped=tuple(capped_skipped(skipped, path)))

@@ -48,7 +48,8 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
         record["engine_identity"] = identity
     # transport only: where the dataset was on this machine, the run file's datasets[name].root (images are relative)
     record["dataset_root"] = os.path.abspath(case.dataset.root)
-    skipped = [{"source": s.source, "reason": s.reason} for s in case.dataset.skipped]
+    skipped = [{"source": s.source, "reason": s.reason, **({"count": s.count} if s.count != 1 else {})}
+               for s in case.dataset.skipped]
     if skipped:
         record["dataset_skipped"] = skipped
     return record
