@@ -26,6 +26,7 @@ __all__ = [
     "RunVerdict",
     "run_verdict",
     "skipped_entries",
+    "skipped_count",
     "collection_errors",
     "GateLike",
     "doc_key",
@@ -226,6 +227,11 @@ def collection_errors(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def skipped_entries(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The label-file lines and ground-truth entries skipped while loading (the run's ``skipped_entries``)."""
     return [entry for entry in run.get("skipped_entries") or () if isinstance(entry, Mapping)]
+
+
+def skipped_count(entries: Sequence[Mapping[str, Any]]) -> int:
+    """How many entries were skipped: an entry with a ``count`` stands for that many (the rest of one file's)."""
+    return sum(count if isinstance(count := entry.get("count", 1), int) and count > 0 else 1 for entry in entries)
 
 
 def engine_order(run: Mapping[str, Any]) -> list[str]:

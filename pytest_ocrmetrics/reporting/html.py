@@ -61,6 +61,7 @@ from pytest_ocrmetrics.reporting.common import (
     primary_metric,
     run_metrics,
     run_verdict,
+    skipped_count,
     skipped_entries,
     worst_first,
     engine_order,
@@ -740,7 +741,7 @@ def _skipped_section(run: Mapping[str, Any]) -> str:
                     for entry in entries[:MAX_SKIPPED_ENTRIES])
     more = (f'<p class="note">{len(entries) - MAX_SKIPPED_ENTRIES} more not listed here; the JSON run file '
             f'(<code>skipped_entries</code>) has all of them.</p>' if len(entries) > MAX_SKIPPED_ENTRIES else "")
-    return (f'<section id="skipped"><h2>Skipped ground-truth entries ({len(entries)})</h2><p class="note">Lines of '
+    return (f'<section id="skipped"><h2>Skipped ground-truth entries ({skipped_count(entries):,})</h2><p class="note">Lines of '
             f'label files and ground-truth entries left out while loading: these documents were not checked.</p>'
             f'<ul>{items}</ul>{more}</section>')
 

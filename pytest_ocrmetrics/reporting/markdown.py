@@ -33,6 +33,7 @@ from pytest_ocrmetrics.reporting.common import (
     primary_metric,
     run_metrics,
     run_verdict,
+    skipped_count,
     skipped_entries,
     worst_first,
 )
@@ -152,7 +153,8 @@ def render_markdown(
         lines += [f"- **{md_escape(error.get('dataset'))}**: {md_escape(error.get('message'))}" for error in errors]
     entries = skipped_entries(run)
     if entries:
-        lines += ["", f"<details><summary>{len(entries)} ground-truth entr{'y' if len(entries) == 1 else 'ies'} "
+        total = skipped_count(entries)
+        lines += ["", f"<details><summary>{total:,} ground-truth entr{'y' if total == 1 else 'ies'} "
                       f"skipped while loading (not checked)</summary>", ""]
         lines += [f"- {md_escape(entry.get('dataset'))}: {md_escape(entry.get('source'))}: {md_escape(entry.get('reason'))}"
                   for entry in entries[:MAX_LISTED]]

@@ -66,13 +66,17 @@ def test_the_run_file_holds_the_first_entries_and_the_count(pytester: pytest.Pyt
     preds.mkdir()
     (preds / "a.txt").write_text("AB12", encoding="utf-8")
     result = pytester.runpytest("--ocr-dataset=plates", "--ocr-engine=replay:preds", "--ocr-json=run.json",
-                                *plugin_args)
+                                "--ocr-html=r.html", "--ocr-markdown=r.md", *plugin_args)
     result.assert_outcomes(passed=1)
     output = result.stdout.str()
     warned = [line for line in result.stdout.lines if "labels.txt:" in line and "skipped" in line]
     assert len(warned) <= MAX_SKIPPED_LISTED + 1, output[-3000:]
     assert f"and {BAD_LINES - MAX_SKIPPED_LISTED:,} more lines skipped" in output
     assert f"{BAD_LINES} ground-truth entries were skipped while loading" in output
+    html = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert f"Skipped ground-truth entries ({BAD_LINES:,})" in html
+    markdown = (pytester.path / "r.md").read_text(encoding="utf-8")
+    assert f"{BAD_LINES:,} ground-truth entries skipped while loading" in markdown
     run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
     assert run["summary"][0]["skipped_entries"] == BAD_LINES
     entries = run["skipped_entries"]
@@ -80,3 +84,11 @@ def test_the_run_file_holds_the_first_entries_and_the_count(pytester: pytest.Pyt
     summary = [e for e in entries if e.get("count", 1) != 1]  # sorted by source: the file's own name comes first
     assert len(summary) == 1 and summary[0]["count"] == BAD_LINES - MAX_SKIPPED_LISTED
     assert summary[0]["reason"].startswith(f"and {BAD_LINES - MAX_SKIPPED_LISTED:,} more lines skipped")
+
+
+def test_the_reports_count_every_skipped_entry_not_the_listed_ones() -> None:
+    from pytest_ocrmetrics.reporting.common import skipped_count
+
+    entries = [{"dataset": "d", "source": "l.txt:2", "reason": "no tab"},
+               {"dataset": "d", "source": "l.txt", "reason": "and 99,990 more lines skipped", "count": 99_990}]
+    assert skipped_count(entries) == 99_991
