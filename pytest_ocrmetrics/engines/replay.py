@@ -268,6 +268,8 @@ def _not_a_folder(path: Path) -> str:
     """Why ``path`` is no replay folder, with the closest existing folder when its name looks mistyped."""
     if path.exists():
         return "is not a directory"
+    if path.is_symlink():  # the closest existing path would be the link itself: name its missing target instead
+        return f"is a broken symbolic link to {os.readlink(path)!r}"
     guess = closest_existing_path(path)
     return "does not exist" if guess is None else f"does not exist (did you mean {str(guess)!r}?)"
 

@@ -136,3 +136,13 @@ def test_a_prediction_json_nested_100000_deep_is_one_sentence(tmp_path: Path) ->
     assert str(info.value).startswith(f"prediction {str(tmp_path / 'a.json')!r} is nested deeper than Python's JSON "
                                       "parser allows (more than about ")
     assert str(info.value).endswith(" levels of brackets); flatten it")
+
+
+def test_a_broken_symlink_as_the_folder_names_its_target(tmp_path: Path) -> None:
+    """Issue 20 C7: it read "does not exist (did you mean <the link itself>?)"."""
+    (tmp_path / "preds").symlink_to(tmp_path / "gone")
+    with pytest.raises(EngineOptionError) as info:
+        default_registry(entry_points=False).create(f"replay:{tmp_path / 'preds'}", {})
+    assert str(info.value) == (f"replay directory {str(tmp_path / 'preds')!r} is a broken symbolic link to "
+                               f"{str(tmp_path / 'gone')!r}; pass --ocr-engine=replay:DIR with the folder of "
+                               "predictions (<id>.txt files)")
