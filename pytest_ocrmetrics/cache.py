@@ -376,31 +376,33 @@ class CachingEngine(EngineWrapper):
             self._known[self._known_key(document)] = (before.st_size, before.st_mtime_ns, key)
         return True
 
-    def _remembered_hit(self, document: Document) -> OcrOutput | None:
-        """The entry :meth:`has_cached` found for ``document``, when its image has not changed since."""
+    def _remembered_hit(self, document: Document) -> tuple[OcrOutput | None, str | None]:
+        """The entry :meth:`has_cached` found for ``document``, when its image has not changed since, and the key
+        that was read (None when nothing was read): a corrupt entry read here is not read, and warned, again."""
         with self._known_lock:
             known = self._known.pop(self._known_key(document), None)
         if known is None or document.image_path is None:
-            return None
+            return None, None
         try:
             now = os.stat(document.image_path)
         except OSError:
-            return None
+            return None, None
         if (now.st_size, now.st_mtime_ns) != known[:2] or not self.cache.contains(known[2]):
-            return None
-        return self.cache.get(known[2])
+            return None, None
+        return self.cache.get(known[2]), known[2]
 
     def recognize(self, document: Document, *, repeat: int = 1) -> OcrOutput:
         """The engine's output for ``document``, from the cache when it has it. ``repeat`` (from 1) names one of
         several outputs of the same page (:class:`~pytest_ocrmetrics.engines.repeats.RepeatingEngine`): each repeat
         is stored under its own key, repeat 1 under the key a run without repeats uses."""
+        read_key = None
         if repeat == 1 and self._known:
-            hit = self._remembered_hit(document)
+            hit, read_key = self._remembered_hit(document)
             if hit is not None:
                 return hit
         document = with_image_bytes(document)  # read once: the key and the engine see the same bytes
         key = self._key(document, repeat)
-        hit = self.cache.get(key)
+        hit = self.cache.get(key) if key != read_key else None  # a corrupt entry is read and warned about once
         if hit is not None:
             return hit
         output = self.engine.recognize(document)

@@ -305,6 +305,11 @@ def _document_id(written: str, image: Path, base: Path) -> str:
 # ----------------------------------------------------------------------------------------------------- outputs
 
 
+class _UnusableOutput(ValueError):
+    """The model or engine ran but returned something that cannot be scored (a NaN confidence, no text): logged as
+    an unusable result, not as a failed inference."""
+
+
 def _valid_confidence(value: object) -> float | None:
     if value is None:
         return None
@@ -312,7 +317,7 @@ def _valid_confidence(value: object) -> float | None:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or not 0.0 <= value <= 1.0:
-        raise ValueError(f"the confidence must be a number in [0, 1] or None, got {value!r}")
+        raise _UnusableOutput(f"the confidence must be a number in [0, 1] or None, got {value!r}")
     return float(value)
 
 
@@ -320,11 +325,11 @@ def _model_output(result: object) -> tuple[str, float | None]:
     """``(text, confidence)`` from what an OCRONNX-style model returned; a ``ValueError`` for anything else."""
     if not isinstance(result, (tuple, list)) or len(result) not in (2, 3):
         shown = type(result).__name__ if not isinstance(result, (tuple, list)) else f"{len(result)} items"
-        raise ValueError("the model must return (predicted_text, confidence[, char_confidences]), "
+        raise _UnusableOutput("the model must return (predicted_text, confidence[, char_confidences]), "
                          f"got {shown}")
     text = result[0]
     if not isinstance(text, str):
-        raise ValueError(f"the predicted text must be a string, got {type(text).__name__}")
+        raise _UnusableOutput(f"the predicted text must be a string, got {type(text).__name__}")
     return str(text), _valid_confidence(result[1])
 
 
@@ -546,6 +551,9 @@ class OCRDatasetEvaluator:
         began = time.perf_counter()
         try:
             text, confidence = self._recognize(image, entry, base, label_path)
+        except _UnusableOutput as exc:  # it ran, but its answer cannot be scored: not an inference failure
+            logger.error("%s: sample skipped: unusable result for %r: %s", where, str(image), exc)
+            return "skipped"
         except Exception as exc:  # noqa: BLE001 - document 004: an inference failure skips the sample
             logger.error("%s: sample skipped: inference failed on %r: %s: %s", where, str(image),
                          type(exc).__name__, exc)
@@ -577,5 +585,5 @@ class OCRDatasetEvaluator:
             return output.text, _valid_confidence(output.confidence)
         loaded = self.image_loader(str(image)) if self.image_loader is not None else str(image)
         if loaded is None:  # cv2.imread's answer for an image it cannot decode
-            raise ValueError(f"image_loader returned None for {str(image)!r} (it cannot decode the image)")
+            raise _UnusableOutput(f"image_loader returned None for {str(image)!r} (it cannot decode the image)")
         return _model_output(self.ocr_model(loaded))

@@ -252,8 +252,9 @@ class RunResults:
     replaced_characters: int = 0  # replaced with U+FFFD in the records (here and, before sending, on xdist workers)
     # metric -> documents where a threshold on it could not be checked (the document lacks what the metric needs)
     unchecked_thresholds: dict[str, int] = field(default_factory=dict)
-    # engine -> documents it recognised whose output carries no confidence (--ocr-min-confidence cannot judge them)
-    without_confidence: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    # engine -> (dataset, document id) of the documents it recognised whose output carries no confidence
+    # (--ocr-min-confidence cannot judge them); a set, so two test functions on one document count it once
+    without_confidence: dict[str, set[tuple[str, str]]] = field(default_factory=dict, repr=False, compare=False)
     _spool: _Spool = field(default_factory=_Spool, repr=False, compare=False)
     # whether some added record has tags / page-level facts: otherwise to_run skips those passes over the spool
     _has_tags: bool = field(default=False, repr=False, compare=False)
@@ -288,8 +289,7 @@ class RunResults:
         if message is not None and rec["outcome"] in ("failed", "error", "skipped"):
             rec["message"] = message
         if "hypothesis" in rec and rec.get("confidence") is None:  # an output was recorded, without a confidence
-            engine = str(rec["engine"])
-            self.without_confidence[engine] = self.without_confidence.get(engine, 0) + 1
+            self.without_confidence.setdefault(str(rec["engine"]), set()).add((str(rec["dataset"]), str(rec["id"])))
         if rec.get("tags"):
             self._has_tags = True
         if rec.get("checks") or rec.get("declared_checks"):

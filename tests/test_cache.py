@@ -143,6 +143,26 @@ def test_a_corrupt_entry_warns_is_a_miss_and_is_rewritten(tmp_path, damage):
     assert caching.recognize(document).cached  # the entry is whole again
 
 
+def test_a_corrupt_entry_found_by_the_prefetch_check_is_warned_once(tmp_path):
+    """has_cached (what the prefetch pool asks) finds the file; recognize reads it once: one warning, one corrupt
+    count (issue 20 C7: it was read, and warned about, twice)."""
+    document = doc(tmp_path, "a.png")
+    cache = OutputCache(tmp_path / "c")
+    engine = CountingEngine()
+    caching = CachingEngine(engine, cache)
+    caching.recognize(document)
+    cache.path_for(cache.key(document, engine)).write_text("{cut")
+    assert caching.has_cached(document)
+    with pytest.warns(OcrCacheWarning) as warned:
+        output = caching.recognize(document)
+    assert [str(w.message) for w in warned if issubclass(w.category, OcrCacheWarning)] == [
+        f"OCR cache entry {cache.path_for(cache.key(document, engine))} is corrupt (JSONDecodeError: Expecting "
+        "property name enclosed in double quotes: line 1 column 2 (char 1)); ignoring it, the output will be "
+        "recomputed and the entry rewritten"]
+    assert not output.cached and engine.calls == ["a.png", "a.png"] and cache.corrupt == 1
+    assert caching.recognize(document).cached  # rewritten
+
+
 def test_an_unreadable_entry_is_treated_like_a_corrupt_one(tmp_path):
     document = doc(tmp_path, "a.png")
     cache = OutputCache(tmp_path / "c")

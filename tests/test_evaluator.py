@@ -285,6 +285,9 @@ def test_an_unusable_model_output_skips_the_sample(tmp_path: Path, caplog: pytes
     assert (result["skipped_samples"], result["evaluated_samples"]) == (1, 0)
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and reason in errors[0]
+    # the model ran: its answer is unusable, its inference did not fail (issue 20 C7: a NaN read "inference failed")
+    assert f"sample skipped: unusable result for {str(tmp_path / 'a.png')!r}: " in errors[0]
+    assert "inference failed" not in errors[0]
 
 
 def test_label_file_details_bom_crlf_absolute_paths_duplicates(tmp_path: Path) -> None:

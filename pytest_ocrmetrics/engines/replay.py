@@ -13,8 +13,9 @@ document. The text is UTF-8; Windows line ends become ``\\n``
 and exactly one trailing newline is removed (as for sidecar ground truth). Next to the chosen ``.txt`` an optional
 ``.json`` with the same base name (``x.png.json`` or ``x.json``) adds structured output. It is either
 
-* ``{"fields": {...}}``, optionally with ``"confidence"`` (0..1) and ``"raw"`` (the untouched model output, a string),
-  recognised by its ``"fields"`` key, or
+* ``{"fields": {...}}``, optionally with ``"confidence"`` (0..1), ``"raw"`` (the untouched model output, a string)
+  and a qa ``"answer"`` / a ``"class"`` (the document's downstream tasks read them; they are not fields, so field F1
+  does not count them as extra), recognised by its ``"fields"`` key, or
 * a bare object, taken as the fields themselves (``{"total": "12.50", "date": "2024-01-31"}``).
 
 A document that is a PDF page (an olmOCR-bench dataset, id ``<pdf path without .pdf>_pg<page>``) is read from the
@@ -46,7 +47,8 @@ from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, Engin
 
 __all__ = ["ReplayEngine", "SPEC", "check", "create"]
 
-_STRUCTURED_KEYS = frozenset({"fields", "confidence", "raw"})
+_STRUCTURED_KEYS = frozenset({"fields", "confidence", "raw", "answer", "class"})
+_TASK_KEYS = ("answer", "class")  # a qa answer and a class: the downstream tasks' prediction, not fields
 
 
 def _read_prediction_text(path: Path) -> str:
@@ -168,7 +170,8 @@ class ReplayEngine:
             confidence=extra.get("confidence"),
             raw=extra.get("raw"),
             elapsed_s=time.perf_counter() - start,
-            metadata={"prediction": str(found)},
+            metadata={"prediction": str(found),
+                      **({"task_prediction": extra["task_prediction"]} if extra.get("task_prediction") else {})},
         )
 
     def _listed_prediction(self, doc_id: str) -> tuple[Path | None, bool]:
@@ -236,7 +239,12 @@ class ReplayEngine:
         raw = data.get("raw")
         if raw is not None and not isinstance(raw, str):
             raise EngineError(f"prediction {str(path)!r}: 'raw' must be a string")
-        return {"fields": data["fields"], "confidence": None if confidence is None else float(confidence), "raw": raw}
+        answer = data.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            raise EngineError(f"prediction {str(path)!r}: 'answer' must be a string (the qa answer)")
+        tasks = {key: data[key] for key in _TASK_KEYS if data.get(key) is not None}
+        return {"fields": data["fields"], "confidence": None if confidence is None else float(confidence), "raw": raw,
+                "task_prediction": tasks}
 
     def close(self) -> None:
         return None
@@ -268,6 +276,8 @@ def _not_a_folder(path: Path) -> str:
     """Why ``path`` is no replay folder, with the closest existing folder when its name looks mistyped."""
     if path.exists():
         return "is not a directory"
+    if path.is_symlink():  # the closest existing path would be the link itself: name its missing target instead
+        return f"is a broken symbolic link to {os.readlink(path)!r}"
     guess = closest_existing_path(path)
     return "does not exist" if guess is None else f"does not exist (did you mean {str(guess)!r}?)"
 

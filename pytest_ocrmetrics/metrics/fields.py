@@ -54,6 +54,7 @@ __all__ = [
     "anls",
     "anls_corpus",
     "max_weight_assignment",
+    "locate_value",
 ]
 
 CompareMode = Literal["lowercase", "exact", "normalized", "fuzzy"]
@@ -762,3 +763,50 @@ def anls_corpus(
     if len(answers) != len(predictions):
         raise ValueError(f"answers has {len(answers)} questions but predictions has {len(predictions)}; give one prediction per question")
     return AnlsCorpusResult(tuple(anls(a, p, threshold=threshold, normalize=normalize) for a, p in zip(answers, predictions)))
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Locating a value in plain text (engines without structured fields)
+# --------------------------------------------------------------------------------------------------------------------
+
+
+def _clean_edges(text: str, start: int, end: int) -> int:
+    """How many of the span's two ends fall on a token boundary: neither whitespace inside the span nor a letter or
+    digit cut in two (the span ends mid-word or mid-number)."""
+    clean = 0
+    if not text[start].isspace() and (start == 0 or not (text[start - 1].isalnum() and text[start].isalnum())):
+        clean += 1
+    if not text[end - 1].isspace() and (end == len(text) or not (text[end].isalnum() and text[end - 1].isalnum())):
+        clean += 1
+    return clean
+
+
+def locate_value(needle: str, haystack: str) -> tuple[int, int] | None:
+    """The ``(start, end)`` of ``haystack``'s span that best matches ``needle``, or None when nothing matches.
+
+    rapidfuzz's ``partial_ratio_alignment`` finds the best score; several spans often tie (the reference ``14.65``
+    scores the same against `` 14.6`` and ``14.64`` in ``Total 14.64``) and it returns the first. The spans of the
+    same length starting up to two characters before or after it are scored too (``fuzz.ratio``); of the
+    best-scoring, the one whose ends fall on token boundaries is taken, so a located field reads as the text writes
+    it. ``needle`` is not longer than ``haystack`` (the caller takes the whole text otherwise).
+
+    >>> text = "Total 14.64"
+    >>> start, end = locate_value("14.65", text)
+    >>> text[start:end]
+    '14.64'
+    """
+    from rapidfuzz import fuzz
+
+    alignment = fuzz.partial_ratio_alignment(needle, haystack)
+    if alignment is None or alignment.score == 0:
+        return None
+    first = (alignment.dest_start, alignment.dest_end)
+    best = (fuzz.ratio(needle, haystack[first[0]:first[1]]), _clean_edges(haystack, *first), 0)
+    chosen = first
+    length = first[1] - first[0]
+    for start in range(max(0, first[0] - 2), min(len(haystack) - length, first[0] + 2) + 1):
+        rank = (fuzz.ratio(needle, haystack[start:start + length]), _clean_edges(haystack, start, start + length),
+                -abs(start - first[0]))
+        if rank > best:
+            best, chosen = rank, (start, start + length)
+    return chosen

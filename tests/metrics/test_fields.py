@@ -523,3 +523,25 @@ def test_anls_bad_inputs() -> None:
         anls_corpus([["a"], ["b"]], ["a"])
     with pytest.raises(TypeError, match="predictions must be a list"):
         anls_corpus([["a"]], "a")
+
+
+@pytest.mark.parametrize(("needle", "text", "expected"), [
+    ("14.65", "Total 14.64", "14.64"),  # ' 14.6' scores the same: the span on token boundaries wins (issue 20 C7)
+    ("14.65", "TOTAL: 14.64\n", "14.64"),
+    ("14.6", "Total 14.64", "14.6"),  # a better score still wins over boundaries: the reference's exact text
+    ("Bahru", "Johor Bahrus", "Bahru"),
+    ("14.64", "Total 14.6", "14.6"),
+])
+def test_a_located_value_prefers_token_boundaries_among_ties(needle: str, text: str, expected: str) -> None:
+    from pytest_ocrmetrics.metrics.fields import locate_value
+    from pytest_ocrmetrics.scoring import fields_from_text
+
+    start, end = locate_value(needle, text)  # type: ignore[misc]
+    assert text[start:end] == expected
+    assert fields_from_text({"total": needle}, text) == {"total": expected}
+
+
+def test_a_value_with_nothing_in_common_is_not_located() -> None:
+    from pytest_ocrmetrics.metrics.fields import locate_value
+
+    assert locate_value("abc", "xyz") is None

@@ -231,3 +231,24 @@ def test_a_confidence_filter_that_could_not_judge_an_output_says_so(pytester: py
             "they were scored unfiltered") in result.outlines
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *plugin_args)
     assert not any("could not judge" in line for line in result.outlines)  # no filter asked, nothing to say
+
+
+def test_the_confidence_note_counts_documents_not_test_functions(pytester: pytest.Pytester,
+                                                                 plugin_args: list[str]) -> None:
+    """Two test functions scoring the same 3 documents: 3 documents could not be judged, not 6 (issue 20 C7)."""
+    make_dataset(pytester.path)
+    pytester.makepyfile(test_suite="""
+        import pytest
+
+        @pytest.mark.ocr_dataset("invoices")
+        def test_cer(ocr_score):
+            assert ocr_score.metrics["cer"] < 0.5
+
+        @pytest.mark.ocr_dataset("invoices")
+        def test_wer(ocr_score):
+            assert ocr_score.metrics["wer"] <= 1.0
+    """)
+    result = pytester.runpytest("--ocr-engine=replay:preds", "--ocr-min-confidence=0.9", *plugin_args)
+    result.assert_outcomes(passed=6)
+    assert ("--ocr-min-confidence=0.9 could not judge 3 documents of replay: their output carries no confidence, so "
+            "they were scored unfiltered") in result.outlines

@@ -94,10 +94,17 @@ def test_one_pytest_command_and_one_report_command_reproduce_the_benchmark(pytes
     assert config["models"] == ["replay:preds", "replay:second"] and "--ocr-metric=crr" in config["command"]
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     assert len(results) == 6 and {r["engine"] for r in results} == {"replay:preds", "replay:second"}
-    # the recorded command, run again, gives the same per-image metrics
+    # the recorded command, run again from another folder, gives the same per-image metrics (issue 20 C7: the
+    # replay folders stayed relative, so the command only worked where the benchmark had been run)
     words = shlex.split(config["command"])
     assert words[0] == "pytest"
-    pytester.runpytest(*[w.replace("run.json", "again.json") for w in words[1:]], "-p", "no:cacheprovider")
-    again = json.loads((pytester.path / "again.json").read_text(encoding="utf-8"))
+    assert f"--ocr-engine=replay:{pytester.path / 'preds'}" in words
+    assert f"--ocr-engine=replay:{pytester.path / 'second'}" in words
+    elsewhere = pytester.mkdir("elsewhere")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(elsewhere)
+        pytester.runpytest(*[w.replace("run.json", str(elsewhere / "again.json")) for w in words[1:]],
+                           "-p", "no:cacheprovider", f"--rootdir={elsewhere}")
+    again = json.loads((elsewhere / "again.json").read_text(encoding="utf-8"))
     first = {(d["id"], d["engine"]): d["metrics"] for d in json.loads((pytester.path / "run.json").read_text())["documents"]}
     assert {(d["id"], d["engine"]): d["metrics"] for d in again["documents"]} == first
