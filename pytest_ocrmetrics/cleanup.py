@@ -18,7 +18,7 @@ import signal
 import threading
 from pathlib import Path
 
-__all__ = ["register", "unregister", "remove_registered"]
+__all__ = ["register", "unregister", "remove_registered", "install_sigterm_handler"]
 
 _PATHS: dict[str, None] = {}  # insertion-ordered set of paths to remove
 _LOCK = threading.Lock()
@@ -34,7 +34,7 @@ def register(path: str | Path) -> None:
         if not _ATEXIT:
             atexit.register(remove_registered)
             _ATEXIT = True
-    _install_sigterm_handler()
+    install_sigterm_handler()
 
 
 def unregister(path: str | Path) -> None:
@@ -56,7 +56,9 @@ def remove_registered() -> None:
                 pass
 
 
-def _install_sigterm_handler() -> None:
+def install_sigterm_handler() -> None:
+    """Install the SIGTERM handler now if this is the main thread (signal handlers can only be set there): an owner
+    whose paths are registered from a background thread (the prefetcher) calls this when it is created."""
     global _SIGTERM
     if _SIGTERM or threading.current_thread() is not threading.main_thread():
         return

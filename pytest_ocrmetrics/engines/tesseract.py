@@ -182,6 +182,7 @@ class TesseractEngine:
         self._traineddata: dict[str, str] | None = None
         self._temp_dir: str | None = None  # made at the first page (a fully cached run makes none)
         self._temp_lock = threading.Lock()
+        cleanup.install_sigterm_handler()  # pages may run in the prefetch thread, where no handler can be set
 
     # -- setup -------------------------------------------------------------------------------------------------------
     def _run_binary(self, *args: str) -> str:

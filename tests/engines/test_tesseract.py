@@ -264,38 +264,43 @@ def test_a_page_that_fails_midway_leaves_nothing_in_the_folder(
 
 
 EXIT_SCRIPT = """
-import sys
+import os, sys, threading, time
 from pathlib import Path
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.tesseract import TesseractEngine
 
-engine = TesseractEngine(cmd=sys.argv[1])
-print(engine.temp_dir, flush=True)
-engine.recognize(Document("x.png", "d", Path(sys.argv[2])))  # {how}
+cmd, image, marker, how = sys.argv[1:]
+engine = TesseractEngine(cmd=cmd)  # made in the main thread, the pages run in another one, like the prefetcher's
+thread = threading.Thread(target=engine.recognize, args=(Document("x.png", "d", Path(image)),), daemon=True)
+thread.start()
+while not os.path.exists(marker):
+    time.sleep(0.02)
+folder = engine._temp_dir  # made by the thread's page
+print(folder, len(os.listdir(folder)), flush=True)
+if how == "exit":
+    sys.exit(0)  # the process ends while its page is inside Tesseract
+thread.join()
 """
 
 
 @posix_only
 @pytest.mark.parametrize("how", ["exit", "sigterm"])
 def test_the_folder_is_removed_at_exit_and_on_sigterm_without_close(tmp_path: Path, image: Document, how: str) -> None:
-    """A process that ends without close(): at interpreter exit (an xdist worker whose prefetch thread was cut off)
-    or by SIGTERM (xdist ending its workers on Ctrl-C) while Tesseract runs."""
+    """A process that ends without close() while a background thread's page is inside Tesseract: at interpreter
+    exit (an xdist worker ending on Ctrl-C) or by SIGTERM (xdist or CI ending the workers)."""
     import signal
     import subprocess
-    import time
 
     marker = tmp_path / "running"
-    sleep = f"touch {marker}; sleep 60" if how == "sigterm" else ""
-    cmd = fake_tesseract(tmp_path, sleep=sleep)
+    cmd = fake_tesseract(tmp_path, sleep=f"touch {marker}; sleep 60")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    process = subprocess.Popen([sys.executable, "-c", EXIT_SCRIPT.format(how=how), cmd, str(image.image_path)],
+    process = subprocess.Popen([sys.executable, "-c", EXIT_SCRIPT, cmd, str(image.image_path), str(marker), how],
                                stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        folder = Path(process.stdout.readline().strip())  # type: ignore[union-attr]
-        assert folder.is_dir()
+        name, files = process.stdout.readline().split()  # type: ignore[union-attr]
+        folder = Path(name)
+        assert int(files) >= 2  # the image copy and pytesseract's files are in the folder
         if how == "sigterm":
-            while not marker.exists() and process.poll() is None:  # wait until Tesseract runs
-                time.sleep(0.02)
             process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
     finally:
