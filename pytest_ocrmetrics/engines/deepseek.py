@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pytest_ocrmetrics import cleanup
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
     image_decode_problem,
-    image_temp_file,
     read_image,
     EngineError,
     EngineOptionError,
@@ -545,6 +545,7 @@ class DeepSeekRemoteCodeEngine(_LocalModelEngine):
             raise EngineOptionError(f"deepseek.mode must be one of {names}, got {mode!r}")
         self.mode = key
         self.resolution = RESOLUTION_MODES[key]
+        cleanup.install_sigterm_handler()  # pages may run in the prefetch thread, where no handler can be set
 
     def __repr__(self) -> str:
         return f"DeepSeekRemoteCodeEngine(model={self.model_id!r}, mode={self.mode!r})"
@@ -585,8 +586,12 @@ class DeepSeekRemoteCodeEngine(_LocalModelEngine):
         import torch
 
         started = time.perf_counter()
-        with self._lock, torch.no_grad(), tempfile.TemporaryDirectory(prefix="ocrmetrics-deepseek-") as output_path, \
-                image_temp_file(image_bytes, suffix=suffix) as image_path:
+        # one private folder per page for infer()'s output and the image copy, removed afterwards, at interpreter exit
+        # and on SIGTERM (a run stopped with Ctrl-C under xdist leaves nothing in $TMPDIR)
+        with self._lock, torch.no_grad(), tempfile.TemporaryDirectory(prefix="ocrmetrics-deepseek-") as output_path:
+            cleanup.register(output_path)
+            image_path = Path(output_path) / f"image{suffix}"
+            image_path.write_bytes(image_bytes)
             try:
                 raw = model.infer(
                     tokenizer,
@@ -602,6 +607,8 @@ class DeepSeekRemoteCodeEngine(_LocalModelEngine):
             except (RuntimeError, AssertionError, ValueError, OSError) as exc:
                 hint = " (DeepSeek-OCR's own code calls .cuda(): it needs a CUDA GPU)" if "CUDA" in str(exc) else ""
                 raise EngineError(f"DeepSeek-OCR infer() failed on document {document.id!r}: {exc}{hint}") from exc
+            finally:
+                cleanup.unregister(output_path)
         if not isinstance(raw, str):
             raise EngineError(
                 f"DeepSeek-OCR infer() returned {type(raw).__name__}, not text, for document {document.id!r}; "

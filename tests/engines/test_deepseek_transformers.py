@@ -395,3 +395,34 @@ def test_an_error_that_is_not_out_of_memory_is_not_retried(tiny_ocr2, tmp_path, 
         engine.recognize_batch([page(tmp_path, "q.png", (30, 30), (1, 1, 1)), page(tmp_path, "r.png", (30, 30), (2, 2, 2))])
     assert sizes == [2]
     engine.close()
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_remote_code_temporary_files_are_one_registered_folder_removed_after_the_page(
+        tiny_remote_code, tmp_path, monkeypatch, fails):
+    """The image copy lives in infer()'s output folder, which is registered for removal at exit and on SIGTERM while
+    the page runs (issue 20 A16) and removed after it, also when infer() fails."""
+    from pytest_ocrmetrics import cleanup
+
+    engine = DEEPSEEK_SPEC.factory(
+        "remote-code", {"model": str(tiny_remote_code), "trust_remote_code": "true", "device": "cpu"}
+    )
+    _, model = engine._ensure_loaded()
+    seen: dict[str, str] = {}
+
+    def infer(tokenizer, *, image_file, output_path, **kwargs):
+        seen.update(image=image_file, folder=output_path)
+        assert Path(image_file).parent == Path(output_path) and output_path in cleanup._PATHS
+        if fails:
+            raise RuntimeError("boom")
+        return "text"
+
+    monkeypatch.setattr(model, "infer", infer)
+    document = page(tmp_path, "t.png", (30, 30), (5, 5, 5))
+    if fails:
+        with pytest.raises(EngineError, match="boom"):
+            engine.recognize(document)
+    else:
+        assert engine.recognize(document).text == "text"
+    assert Path(seen["folder"]).name.startswith("ocrmetrics-deepseek-")
+    assert not Path(seen["folder"]).exists() and seen["folder"] not in cleanup._PATHS
