@@ -452,7 +452,7 @@ class DeepSeekTransformersEngine(_LocalModelEngine):
                 results[index] = _output(
                     raw, backend="transformers", elapsed_s=elapsed, truncated=truncated, metadata=metadata
                 )
-        if halved_from is not None:
+        if halved_from is not None and halved_from > 1:  # a lone page that ran out of memory halved nothing
             fits = max(fitted, default=1)
             if fits < (self._fitting_batch or self.batch_size):
                 self._fitting_batch = fits

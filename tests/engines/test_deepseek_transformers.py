@@ -387,6 +387,19 @@ def test_a_page_that_runs_out_of_memory_alone_errors_with_a_sentence(tiny_ocr2, 
     engine.close()
 
 
+def test_a_single_page_that_runs_out_of_memory_errors_without_a_halving_warning(tiny_ocr2, tmp_path, monkeypatch):
+    import warnings
+
+    engine = DEEPSEEK_SPEC.factory("transformers", {"model": str(tiny_ocr2), "device": "cpu", "max_tokens": "5"})
+    _, model, _, _ = engine._ensure_loaded()
+    _generate_failing_above(model, monkeypatch, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(EngineError, match=r"'s.png' alone \(batch size tried: 1; deepseek.batch_size=4\)"):
+            engine.recognize(page(tmp_path, "s.png", (30, 30), (3, 3, 3)))
+    engine.close()
+
+
 def test_an_error_that_is_not_out_of_memory_is_not_retried(tiny_ocr2, tmp_path, monkeypatch):
     engine = DEEPSEEK_SPEC.factory("transformers", {"model": str(tiny_ocr2), "device": "cpu", "max_tokens": "5"})
     _, model, _, _ = engine._ensure_loaded()
