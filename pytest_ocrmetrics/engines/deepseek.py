@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pytest_ocrmetrics import cleanup
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
     image_decode_problem,
-    image_temp_file,
     read_image,
     EngineError,
     EngineOptionError,
@@ -70,6 +70,7 @@ __all__ = [
     "DeepSeekServerEngine",
     "DeepSeekTransformersEngine",
     "DeepSeekRemoteCodeEngine",
+    "DeepSeekMemoryWarning",
     "create_deepseek_engine",
 ]
 
@@ -351,6 +352,7 @@ class DeepSeekTransformersEngine(_LocalModelEngine):
         super().__init__(model=model, prompt=prompt, device=device, revision=revision, local_files_only=local_files_only)
         self.max_tokens = max_tokens
         self.batch_size = batch_size
+        self._fitting_batch: int | None = None  # set when a batch ran out of memory: the size that then fitted
 
     def __repr__(self) -> str:
         return f"DeepSeekTransformersEngine(model={self.model_id!r}, device={self.device_setting!r})"
@@ -390,9 +392,15 @@ class DeepSeekTransformersEngine(_LocalModelEngine):
         return result
 
     def recognize_batch(self, documents: Sequence[Document]) -> list[OcrOutput | BaseException]:
-        """Run ``documents`` through the model in one ``generate`` call; unreadable images fail alone."""
+        """Run ``documents`` through the model in one ``generate`` call; unreadable images fail alone.
+
+        A batch that runs out of (GPU) memory is retried in halves, down to one page, with the cache freed between
+        tries; only a page that runs out of memory alone errors. Once a batch had to be halved, later batches start
+        at the size that fitted (memory another process holds rarely comes back mid-run), and a
+        :class:`DeepSeekMemoryWarning` says so; the outputs carry ``batch`` (the size that ran) and
+        ``batch_halved_from`` (the size that did not).
+        """
         processor, model, dtype, eos_ids = self._ensure_loaded()
-        import torch
 
         results: list[OcrOutput | BaseException | None] = [None] * len(documents)
         images: list[Any] = []
@@ -403,29 +411,98 @@ class DeepSeekTransformersEngine(_LocalModelEngine):
                 indices.append(index)
             except EngineError as exc:
                 results[index] = exc
-        if images:
-            started = time.perf_counter()
-            with self._lock:
-                inputs = processor(
-                    images=images, text=[self.model_prompt] * len(images), return_tensors="pt", padding=True
-                ).to(model.device, dtype=dtype)
-                prompt_length = inputs["input_ids"].shape[1]
-                with torch.inference_mode():
-                    generated = model.generate(**inputs, do_sample=False, max_new_tokens=self.max_tokens)
-            elapsed = (time.perf_counter() - started) / len(images)
-            for row, index in enumerate(indices):
+        size = max(1, min(len(images), self._fitting_batch or len(images)))
+        pending = [(images[start:start + size], indices[start:start + size]) for start in range(0, len(images), size)]
+        halved_from: int | None = None  # the largest size that ran out of memory in this call
+        fitted: list[int] = []  # the sizes that ran
+        while pending:
+            chunk, chunk_indices = pending.pop(0)
+            try:
+                ran = self._generate(processor, model, dtype, chunk)
+            except Exception as exc:
+                if not _is_out_of_memory(exc):
+                    raise
+                ran = None  # handled below, outside the except: its traceback holds the failed try's tensors
+            if ran is None:
+                _free_cuda_cache()
+                halved_from = max(halved_from or 0, len(chunk))
+                if len(chunk) == 1:
+                    document = documents[chunk_indices[0]]
+                    results[chunk_indices[0]] = EngineError(
+                        f"deepseek.backend=transformers ran out of memory on {self.device} for document "
+                        f"{document.id!r} alone (batch size tried: "
+                        f"{'1' if halved_from == 1 else f'{halved_from} halved down to 1'}; "
+                        f"deepseek.batch_size={self.batch_size}): free memory on the device or lower "
+                        "deepseek.max_tokens"
+                    )
+                    continue
+                half = (len(chunk) + 1) // 2
+                pending[:0] = [(chunk[:half], chunk_indices[:half]), (chunk[half:], chunk_indices[half:])]
+                continue
+            generated, prompt_length, elapsed = ran
+            fitted.append(len(chunk))
+            for row, index in enumerate(chunk_indices):
                 tokens = generated[row, prompt_length:].tolist()
                 stop = next((i for i, token in enumerate(tokens) if token in eos_ids), None)
                 truncated = stop is None and len(tokens) >= self.max_tokens
                 raw = processor.decode(tokens if stop is None else tokens[:stop], skip_special_tokens=False)
+                metadata: dict[str, Any] = {"device": self.device, "batch": len(chunk), "new_tokens": len(tokens)}
+                if halved_from is not None:
+                    metadata["batch_halved_from"] = halved_from
                 results[index] = _output(
-                    raw,
-                    backend="transformers",
-                    elapsed_s=elapsed,
-                    truncated=truncated,
-                    metadata={"device": self.device, "batch": len(images), "new_tokens": len(tokens)},
+                    raw, backend="transformers", elapsed_s=elapsed, truncated=truncated, metadata=metadata
                 )
+        if halved_from is not None and halved_from > 1:  # a lone page that ran out of memory halved nothing
+            fits = max(fitted, default=1)
+            if fits < (self._fitting_batch or self.batch_size):
+                self._fitting_batch = fits
+                warnings.warn(DeepSeekMemoryWarning(
+                    f"deepseek.backend=transformers: a batch of {halved_from} pages ran out of memory on "
+                    f"{self.device}; batches were halved to {fits} page{'s' if fits > 1 else ''} per generate() "
+                    f"for the rest of the run (deepseek.batch_size={self.batch_size}; set it to {fits} to skip "
+                    "the retries)"
+                ), stacklevel=2)
         return [r if r is not None else EngineError("no result") for r in results]
+
+    def _generate(self, processor: Any, model: Any, dtype: Any, images: list[Any]) -> tuple[Any, int, float]:
+        """One ``generate`` call over ``images``: the token rows, the (padded) prompt length, seconds per page."""
+        import torch
+
+        started = time.perf_counter()
+        with self._lock:
+            inputs = processor(
+                images=images, text=[self.model_prompt] * len(images), return_tensors="pt", padding=True
+            ).to(model.device, dtype=dtype)
+            prompt_length = inputs["input_ids"].shape[1]
+            with torch.inference_mode():
+                generated = model.generate(**inputs, do_sample=False, max_new_tokens=self.max_tokens)
+        return generated, prompt_length, (time.perf_counter() - started) / len(images)
+
+
+class DeepSeekMemoryWarning(RuntimeWarning):
+    """A local backend ran out of (GPU) memory and retried its batches at half the size."""
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    """CUDA's ``OutOfMemoryError`` (a RuntimeError, present in CPU builds of torch too) or any RuntimeError saying
+    "out of memory" (older torch, other devices)."""
+    import torch
+
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom is not None and isinstance(exc, oom):
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def _free_cuda_cache() -> None:
+    """Give the cached blocks of a failed try back before the next one (a no-op without CUDA)."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def _load_rgb(document: Document) -> Any:
@@ -468,6 +545,7 @@ class DeepSeekRemoteCodeEngine(_LocalModelEngine):
             raise EngineOptionError(f"deepseek.mode must be one of {names}, got {mode!r}")
         self.mode = key
         self.resolution = RESOLUTION_MODES[key]
+        cleanup.install_sigterm_handler()  # pages may run in the prefetch thread, where no handler can be set
 
     def __repr__(self) -> str:
         return f"DeepSeekRemoteCodeEngine(model={self.model_id!r}, mode={self.mode!r})"
@@ -508,8 +586,12 @@ class DeepSeekRemoteCodeEngine(_LocalModelEngine):
         import torch
 
         started = time.perf_counter()
-        with self._lock, torch.no_grad(), tempfile.TemporaryDirectory(prefix="ocrmetrics-deepseek-") as output_path, \
-                image_temp_file(image_bytes, suffix=suffix) as image_path:
+        # one private folder per page for infer()'s output and the image copy, removed afterwards, at interpreter exit
+        # and on SIGTERM (a run stopped with Ctrl-C under xdist leaves nothing in $TMPDIR)
+        with self._lock, torch.no_grad(), tempfile.TemporaryDirectory(prefix="ocrmetrics-deepseek-") as output_path:
+            cleanup.register(output_path)
+            image_path = Path(output_path) / f"image{suffix}"
+            image_path.write_bytes(image_bytes)
             try:
                 raw = model.infer(
                     tokenizer,
@@ -525,6 +607,8 @@ class DeepSeekRemoteCodeEngine(_LocalModelEngine):
             except (RuntimeError, AssertionError, ValueError, OSError) as exc:
                 hint = " (DeepSeek-OCR's own code calls .cuda(): it needs a CUDA GPU)" if "CUDA" in str(exc) else ""
                 raise EngineError(f"DeepSeek-OCR infer() failed on document {document.id!r}: {exc}{hint}") from exc
+            finally:
+                cleanup.unregister(output_path)
         if not isinstance(raw, str):
             raise EngineError(
                 f"DeepSeek-OCR infer() returned {type(raw).__name__}, not text, for document {document.id!r}; "

@@ -18,25 +18,34 @@ Tesseract runs with ``OMP_THREAD_LIMIT=1`` unless the environment sets it: with 
 times slower on small machines where pytest (or xdist) already keeps the cores busy. Word confidences are in 0..1;
 the document's confidence is the mean over its words with a confidence (Tesseract reports -1 for none), or None when
 it found no words.
+
+Temporary files: the private copy of each image and pytesseract's own files (``tess_*``: its empty name file and
+Tesseract's ``.tsv`` output) go into one folder per engine, ``$TMPDIR/ocrmetrics-tesseract-*``, made at the first
+page and removed by :meth:`TesseractEngine.close`, at interpreter exit and on SIGTERM
+(:mod:`pytest_ocrmetrics.cleanup`): a run stopped with Ctrl-C, also under pytest-xdist whose workers are ended while
+their prefetch thread is inside Tesseract, leaves nothing behind (SIGKILL excepted).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from pytest_ocrmetrics import cleanup
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
     image_decode_problem,
-    image_temp_file,
     read_image,
     EngineError,
     EngineOptionError,
@@ -171,6 +180,9 @@ class TesseractEngine:
                 f"{', '.join(sorted(installed)) or 'none'}): apt-get install {packages}"
             )
         self._traineddata: dict[str, str] | None = None
+        self._temp_dir: str | None = None  # made at the first page (a fully cached run makes none)
+        self._temp_lock = threading.Lock()
+        cleanup.install_sigterm_handler()  # pages may run in the prefetch thread, where no handler can be set
 
     # -- setup -------------------------------------------------------------------------------------------------------
     def _run_binary(self, *args: str) -> str:
@@ -232,23 +244,50 @@ class TesseractEngine:
         }
 
     # -- recognition -------------------------------------------------------------------------------------------------
+    @property
+    def temp_dir(self) -> Path:
+        """This engine's folder for image copies and pytesseract's files (made on first use, removed by close())."""
+        with self._temp_lock:
+            if self._temp_dir is None or not os.path.isdir(self._temp_dir):
+                self._temp_dir = tempfile.mkdtemp(prefix="ocrmetrics-tesseract-")
+                cleanup.register(self._temp_dir)
+            return Path(self._temp_dir)
+
     @contextmanager
-    def _pytesseract_call(self) -> Iterator[Any]:
+    def _image_copy(self, data: bytes, suffix: str) -> Iterator[Path]:
+        """A private copy of the checked bytes in :attr:`temp_dir`, removed afterwards."""
+        fd, name = tempfile.mkstemp(prefix="image-", suffix=suffix, dir=self.temp_dir)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            yield Path(name)
+        finally:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+
+    @contextmanager
+    def _pytesseract_call(self, temp_dir: Path | None = None) -> Iterator[Any]:
+        """pytesseract with this engine's environment, binary and temporary folder (module globals it reads, swapped
+        under a lock for the duration of one call)."""
         module = self._pytesseract.pytesseract
+        named_temporary_file = functools.partial(tempfile.NamedTemporaryFile, dir=temp_dir or self.temp_dir)
         with _PYTESSERACT_LOCK:
-            saved_env, saved_cmd = module.environ, module.tesseract_cmd
-            module.environ, module.tesseract_cmd = {**os.environ, "OMP_THREAD_LIMIT": self._env["OMP_THREAD_LIMIT"]}, self.cmd
+            saved = module.environ, module.tesseract_cmd, module.NamedTemporaryFile
+            module.environ = {**os.environ, "OMP_THREAD_LIMIT": self._env["OMP_THREAD_LIMIT"]}
+            module.tesseract_cmd, module.NamedTemporaryFile = self.cmd, named_temporary_file
             try:
                 yield self._pytesseract
             finally:
-                module.environ, module.tesseract_cmd = saved_env, saved_cmd
+                module.environ, module.tesseract_cmd, module.NamedTemporaryFile = saved
 
     def recognize(self, document: Document) -> OcrOutput:
         # the checked bytes (a text file named x.png would be read by tesseract as a list of image paths), given to
         # the binary as a private copy: exactly the bytes the output cache hashed, not re-encoded
         image_bytes = read_image(document)
         image = document.image_path or Path(document.id)
-        with image_temp_file(image_bytes, suffix=image.suffix) as copy, self._pytesseract_call() as pytesseract:
+        with self._image_copy(image_bytes, image.suffix) as copy, self._pytesseract_call(copy.parent) as pytesseract:
             start = time.perf_counter()
             try:
                 data = parse_tsv(pytesseract.image_to_data(
@@ -297,7 +336,12 @@ class TesseractEngine:
         )
 
     def close(self) -> None:
-        return None
+        """Remove this engine's temporary folder (a later page makes a new one)."""
+        with self._temp_lock:
+            folder, self._temp_dir = self._temp_dir, None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+            cleanup.unregister(folder)
 
 
 def check(arg: str | None, options: Mapping[str, str]) -> dict[str, Any]:

@@ -45,6 +45,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
+from pytest_ocrmetrics import cleanup
+
 __all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic",
            "write_lines_atomic", "xml_safe", "ReportPathError", "report_target"]
 
@@ -235,6 +237,9 @@ def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
         os.umask(umask)
         mode = 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # any exception, KeyboardInterrupt included, removes the hidden temporary file below; SIGTERM and interpreter
+    # exit (a writer thread cut off) through the cleanup registry; only SIGKILL can leave it behind
+    cleanup.register(temporary)
     try:
         with os.fdopen(handle, "wb") as stream:
             for piece in pieces:
@@ -247,4 +252,6 @@ def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
         except OSError:
             pass
         raise
+    finally:
+        cleanup.unregister(temporary)
     return given

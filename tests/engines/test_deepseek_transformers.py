@@ -322,3 +322,120 @@ def test_a_broken_checkpoint_is_one_clear_error_per_document(tiny_ocr2, tmp_path
     for name in ("a", "b"):
         with pytest.raises((EngineError, EngineUnavailable), match=r"cannot load DeepSeek model .*broken-ocr2"):
             engine.recognize(make_document(name))
+
+
+# -- out of memory (issue 20 B2) ---------------------------------------------------------------------------------------
+
+
+def _generate_failing_above(model, monkeypatch, limit: int, *, message: str | None = None) -> list[int]:
+    """Make ``model.generate`` run out of memory for batches larger than ``limit``; returns the sizes it was given."""
+    import torch
+
+    real = model.generate
+    sizes: list[int] = []
+
+    def generate(**inputs):
+        sizes.append(int(inputs["input_ids"].shape[0]))
+        if sizes[-1] > limit:
+            if message is not None:
+                raise RuntimeError(message)
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(**inputs)
+
+    monkeypatch.setattr(model, "generate", generate)
+    return sizes
+
+
+def test_a_batch_that_runs_out_of_memory_is_retried_at_half_the_size(tiny_ocr2, tmp_path, monkeypatch):
+    from pytest_ocrmetrics.engines.deepseek import DeepSeekMemoryWarning
+
+    engine = DEEPSEEK_SPEC.factory("transformers", {"model": str(tiny_ocr2), "device": "cpu", "max_tokens": "5",
+                                                    "batch_size": "5"})
+    _, model, _, _ = engine._ensure_loaded()
+    documents = [page(tmp_path, f"m{i}.png", (30, 30), (i * 40, 9, 9)) for i in range(5)]
+    expected = [engine.recognize(d).raw for d in documents]  # one by one: fits
+    sizes = _generate_failing_above(model, monkeypatch, 2)
+    with pytest.warns(DeepSeekMemoryWarning, match=r"batch of 5 pages ran out of memory.*halved to 2 pages.*"
+                                                   r"deepseek.batch_size=5"):
+        outputs = engine.recognize_batch(documents)
+    assert not any(isinstance(o, BaseException) for o in outputs)
+    assert [o.raw for o in outputs] == expected  # every page got its own output
+    assert sizes == [5, 3, 2, 1, 2]  # 5 -> 3 + 2 -> (2 + 1) + 2
+    assert all(o.metadata["batch_halved_from"] == 5 for o in outputs)
+    assert [o.metadata["batch"] for o in outputs] == [2, 2, 1, 2, 2]
+    sizes.clear()
+    later = engine.recognize_batch(documents)  # later batches start at the size that fitted, without a new warning
+    assert sizes == [2, 2, 1] and not any(isinstance(o, BaseException) for o in later)
+    engine.close()
+
+
+def test_a_page_that_runs_out_of_memory_alone_errors_with_a_sentence(tiny_ocr2, tmp_path, monkeypatch):
+    engine = DEEPSEEK_SPEC.factory("transformers", {"model": str(tiny_ocr2), "device": "cpu", "max_tokens": "5",
+                                                    "batch_size": "4"})
+    _, model, _, _ = engine._ensure_loaded()
+    documents = [page(tmp_path, f"n{i}.png", (30, 30), (9, i * 40, 9)) for i in range(4)]
+    sizes = _generate_failing_above(model, monkeypatch, 0, message="HIP out of memory (ROCm)")  # the message form
+    with pytest.warns(RuntimeWarning):
+        results = engine.recognize_batch(documents)
+    assert sizes == [4, 2, 1, 1, 2, 1, 1]
+    assert all(isinstance(r, EngineError) for r in results)
+    message = str(results[0])
+    assert "'n0.png'" in message and "ran out of memory" in message
+    assert "batch size tried: 4 halved down to 1" in message and "deepseek.batch_size=4" in message
+    with pytest.raises(EngineError, match=r"batch size tried: 1;"):  # one page alone from the start
+        engine.recognize(documents[0])
+    engine.close()
+
+
+def test_a_single_page_that_runs_out_of_memory_errors_without_a_halving_warning(tiny_ocr2, tmp_path, monkeypatch):
+    import warnings
+
+    engine = DEEPSEEK_SPEC.factory("transformers", {"model": str(tiny_ocr2), "device": "cpu", "max_tokens": "5"})
+    _, model, _, _ = engine._ensure_loaded()
+    _generate_failing_above(model, monkeypatch, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(EngineError, match=r"'s.png' alone \(batch size tried: 1; deepseek.batch_size=4\)"):
+            engine.recognize(page(tmp_path, "s.png", (30, 30), (3, 3, 3)))
+    engine.close()
+
+
+def test_an_error_that_is_not_out_of_memory_is_not_retried(tiny_ocr2, tmp_path, monkeypatch):
+    engine = DEEPSEEK_SPEC.factory("transformers", {"model": str(tiny_ocr2), "device": "cpu", "max_tokens": "5"})
+    _, model, _, _ = engine._ensure_loaded()
+    sizes = _generate_failing_above(model, monkeypatch, 0, message="shape mismatch")
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        engine.recognize_batch([page(tmp_path, "q.png", (30, 30), (1, 1, 1)), page(tmp_path, "r.png", (30, 30), (2, 2, 2))])
+    assert sizes == [2]
+    engine.close()
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_remote_code_temporary_files_are_one_registered_folder_removed_after_the_page(
+        tiny_remote_code, tmp_path, monkeypatch, fails):
+    """The image copy lives in infer()'s output folder, which is registered for removal at exit and on SIGTERM while
+    the page runs (issue 20 A16) and removed after it, also when infer() fails."""
+    from pytest_ocrmetrics import cleanup
+
+    engine = DEEPSEEK_SPEC.factory(
+        "remote-code", {"model": str(tiny_remote_code), "trust_remote_code": "true", "device": "cpu"}
+    )
+    _, model = engine._ensure_loaded()
+    seen: dict[str, str] = {}
+
+    def infer(tokenizer, *, image_file, output_path, **kwargs):
+        seen.update(image=image_file, folder=output_path)
+        assert Path(image_file).parent == Path(output_path) and output_path in cleanup._PATHS
+        if fails:
+            raise RuntimeError("boom")
+        return "text"
+
+    monkeypatch.setattr(model, "infer", infer)
+    document = page(tmp_path, "t.png", (30, 30), (5, 5, 5))
+    if fails:
+        with pytest.raises(EngineError, match="boom"):
+            engine.recognize(document)
+    else:
+        assert engine.recognize(document).text == "text"
+    assert Path(seen["folder"]).name.startswith("ocrmetrics-deepseek-")
+    assert not Path(seen["folder"]).exists() and seen["folder"] not in cleanup._PATHS

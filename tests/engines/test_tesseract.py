@@ -221,3 +221,92 @@ def test_text_from_data_follows_tesseracts_layout() -> None:
     assert rows["conf"][-1] == -1.0 and rows["text"][-1] == ""
     assert text_from_data(rows) == "one two\nthree\n\nfour\n\nfive"
     assert text_from_data(parse_tsv("")) == ""
+
+
+# -- temporary files (issue 20 A16) ------------------------------------------------------------------------------------
+@posix_only
+def test_image_copies_and_pytesseracts_files_go_to_the_engines_folder_removed_by_close(
+        tmp_path: Path, image: Document) -> None:
+    log = tmp_path / "args.txt"
+    engine = TesseractEngine(cmd=fake_tesseract(tmp_path, sleep=f'echo "$1" > {log}; echo "$2" >> {log}'))
+    assert engine._temp_dir is None  # nothing made before the first page
+    engine.recognize(image)
+    folder = engine.temp_dir
+    assert folder.name.startswith("ocrmetrics-tesseract-")
+    input_path, output_base = log.read_text().split()
+    assert Path(input_path).parent == folder and Path(output_base).parent == folder  # copy and tess_* files
+    assert Path(output_base).name.startswith("tess_")
+    assert list(folder.iterdir()) == []  # each page's files are removed after it
+    engine.close()
+    assert not folder.exists()
+    engine.recognize(image)  # a page after close() gets a new folder
+    assert engine.temp_dir.is_dir()
+    engine.close()
+
+
+@posix_only
+@pytest.mark.parametrize("failure", ["binary fails", "interrupted"])
+def test_a_page_that_fails_midway_leaves_nothing_in_the_folder(
+        tmp_path: Path, image: Document, monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
+    engine = TesseractEngine(cmd=fake_tesseract(tmp_path, sleep="echo broken >&2; exit 3"))
+    if failure == "interrupted":  # Ctrl-C while Tesseract runs
+        def interrupted(*args: object, **kwargs: object) -> str:
+            assert len(list(engine.temp_dir.iterdir())) == 1  # the image copy
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(engine._pytesseract, "image_to_data", interrupted)
+    with pytest.raises(EngineError if failure == "binary fails" else KeyboardInterrupt):
+        engine.recognize(image)
+    folder = engine.temp_dir
+    assert list(folder.iterdir()) == []
+    engine.close()
+    assert not folder.exists()
+
+
+EXIT_SCRIPT = """
+import os, sys, threading, time
+from pathlib import Path
+from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.engines.tesseract import TesseractEngine
+
+cmd, image, marker, how = sys.argv[1:]
+engine = TesseractEngine(cmd=cmd)  # made in the main thread, the pages run in another one, like the prefetcher's
+thread = threading.Thread(target=engine.recognize, args=(Document("x.png", "d", Path(image)),), daemon=True)
+thread.start()
+while not os.path.exists(marker):
+    time.sleep(0.02)
+folder = engine._temp_dir  # made by the thread's page
+print(folder, len(os.listdir(folder)), flush=True)
+if how == "exit":
+    sys.exit(0)  # the process ends while its page is inside Tesseract
+thread.join()
+"""
+
+
+@posix_only
+@pytest.mark.parametrize("how", ["exit", "sigterm"])
+def test_the_folder_is_removed_at_exit_and_on_sigterm_without_close(tmp_path: Path, image: Document, how: str) -> None:
+    """A process that ends without close() while a background thread's page is inside Tesseract: at interpreter
+    exit (an xdist worker ending on Ctrl-C) or by SIGTERM (xdist or CI ending the workers)."""
+    import signal
+    import subprocess
+
+    marker = tmp_path / "running"
+    cmd = fake_tesseract(tmp_path, sleep=f"touch {marker}; sleep 60")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    process = subprocess.Popen([sys.executable, "-c", EXIT_SCRIPT, cmd, str(image.image_path), str(marker), how],
+                               stdout=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        name, files = process.stdout.readline().split()  # type: ignore[union-attr]
+        folder = Path(name)
+        assert int(files) >= 2  # the image copy and pytesseract's files are in the folder
+        if how == "sigterm":
+            process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # the fake binary's sleep
+        except OSError:
+            pass
+    assert process.returncode == (-signal.SIGTERM if how == "sigterm" else 0)  # still ended by the signal
+    assert not folder.exists()
