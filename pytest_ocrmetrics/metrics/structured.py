@@ -336,14 +336,14 @@ class _RequiredWalker:
                 return {}
         return schema
 
-    def walk(self, schema: Any, instance: Any, path: str, chain: frozenset[int]) -> None:
+    def walk(self, schema: Any, instance: Any, path: str, chain: frozenset[tuple[int, int]]) -> None:
         schema = self.resolve(schema)
         if not isinstance(schema, Mapping):
             return
-        if instance is _ABSENT:
-            if id(schema) in chain:  # a recursive schema under a missing value: stop
-                return
-            chain = chain | {id(schema)}
+        key = (id(schema), id(instance))
+        if key in chain:  # the same schema on the same value again (a recursive schema under a missing value, a
+            return        # $ref/allOf loop that descends into nothing): stop
+        chain = chain | {key}
         for sub in schema.get("allOf", ()):
             self.walk(sub, instance, path, chain)
         properties = schema.get("properties", {})
@@ -507,7 +507,8 @@ def _schema_errors(validator: Any, data: Any) -> tuple[SchemaViolation, ...]:
     except _PatternTimeout as exc:
         raise SchemaCheckError(
             f"the schema's pattern {_shown(exc.pattern)} took more than {PATTERN_TIMEOUT_S:g} s on a "
-            f"{exc.length:,}-character string of the output (catastrophic backtracking); simplify the pattern") from None
+            f"{exc.length:,}-character string of the output (catastrophic backtracking); simplify the pattern"
+        ) from None
     except RecursionError:  # the output is at most MAX_JSON_DEPTH deep: the schema recurses on its own
         raise SchemaCheckError(
             f"checking the output against the schema went deeper than Python's recursion limit (about "
