@@ -33,10 +33,11 @@ _MAX_EMBEDDED_TRIES = 64
 _IDENTIFIER = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")  # jsonschema's rule for ``$.key`` versus ``$['key']``
 # An output's JSON nested deeper than this is not taken as the answer (a parse failure: ``json_valid`` 0). Real
 # answers are a few levels deep; a deeper one would make the recursive schema check, the completeness walk and the
-# reports' writers exceed Python's recursion limit (about 1,000 frames; jsonschema spends several per level).
-MAX_JSON_DEPTH = 100
+# reports' writers exceed Python's recursion limit (about 1,000 frames; jsonschema spends up to ~8 per level of a
+# recursive schema through oneOf/anyOf/$ref, so 64 levels leave room for the test runner's own frames).
+MAX_JSON_DEPTH = 64
 # Each ``pattern`` / ``patternProperties`` match of a schema against the output may take this long (seconds): a
-# backtracking pattern such as ``^(a+)+$`` would otherwise never end on ``"aaa…a!"``.
+# backtracking pattern such as ``^(a|aa)+$`` would otherwise run for ever on ``"aaa…a!"`` (``re`` has no limit).
 PATTERN_TIMEOUT_S = 1.0
 
 

@@ -478,3 +478,13 @@ def test_bounded_patterns_keep_jsonschemas_verdicts(draft: str) -> None:
     r = json_validity('{"d": "12a4", "n_x": "one", "other": 1}', schema)
     assert [(e.path, e.keyword) for e in r.errors] == [("$.d", "pattern"), ("$.n_x", "type")]
     assert json_validity('{"d": "1234", "n_x": 2}', schema).valid
+
+
+def test_a_legitimately_recursive_schema_checks_an_output_at_the_depth_limit() -> None:
+    # a tree schema through anyOf/oneOf: several jsonschema frames per level, still within Python's limit at 100
+    schema = {"$defs": {"node": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["child"],
+                                                             "properties": {"child": {"anyOf": [{"$ref": "#/$defs/node"}]}}}]}},
+              "$ref": "#/$defs/node"}
+    text = '{"child": ' * structured.MAX_JSON_DEPTH + "null" + "}" * structured.MAX_JSON_DEPTH
+    r = json_validity(text, schema)
+    assert (r.valid, r.parsed, r.errors) == (True, True, ())
