@@ -50,6 +50,7 @@ def test_each_hazard_errors_or_fails_its_own_document_and_every_report_is_writte
         "--ocr-html=report.html", "--ocr-csv=rows.csv", "--junitxml=junit.xml", "-v", *plugin_args)
     out = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in out and "RecursionError" not in out and "Traceback" not in out, out
+    assert "ScoringError" not in out and "SchemaCheckError" not in out, out  # the sentences alone, no traceback
     assert result.ret == pytest.ExitCode.TESTS_FAILED, out
     result.assert_outcomes(passed=1, failed=2, errors=2)
     assert LOOP_SENTENCE in out and '(as {"$ref": "#"} does); fix the schema' in out
@@ -83,3 +84,33 @@ def test_score_document_names_the_document_whose_schema_cannot_be_applied() -> N
         score_document(document, OcrOutput(text='{"a": 1}'), engine="replay")
     assert str(info.value).startswith("document 'd1' (replay): checking the output against the schema went deeper")
     assert str(info.value).endswith("fix the schema [ground truth: set/ground_truth.json]")
+
+
+def test_a_test_function_errors_or_fails_with_the_sentence_on_a_schema_that_cannot_be_applied(
+    pytester: pytest.Pytester, plugin_args: list[str]
+) -> None:
+    make_dataset(pytester.path, {k: DOCS[k] for k in ("ok.png", "loop.png")}, PREDICTIONS)
+    pytester.makepyfile(
+        test_docs="""
+        import pytest
+
+        pytestmark = pytest.mark.ocr_dataset("invoices")
+
+        def test_score(ocr_score):
+            assert ocr_score.metrics["json_valid"] == 1.0
+
+        def test_output_only(ocr_output):
+            assert ocr_output.text
+        """
+    )
+    result = pytester.runpytest("--ocr-engine=replay:preds", "--ocr-json=run.json", "-v", *plugin_args)
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out and "RecursionError" not in out, out
+    assert "ScoringError" not in out and "def test_output_only" not in out, out  # the sentence, no traceback
+    # the fixture errors its test (setup); a test that only read the output fails after it with the same sentence
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    documents = {d["id"]: d for d in run["documents"]}  # one record per document and engine, its tests together
+    assert sorted(documents) == ["loop.png", "ok.png"] and len(run["documents"]) == 2
+    assert documents["loop.png"]["outcome"] == "error" and documents["loop.png"]["message"].startswith(LOOP_SENTENCE)
+    assert (documents["ok.png"]["outcome"], documents["ok.png"]["metrics"]["json_valid"]) == ("passed", 1.0)
