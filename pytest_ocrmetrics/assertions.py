@@ -22,7 +22,7 @@ from pytest_ocrmetrics.diff import worst_region
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric
-from pytest_ocrmetrics.scoring import DocumentScore, ScoringOptions, score_document, with_metrics
+from pytest_ocrmetrics.scoring import DocumentScore, ScoringError, ScoringOptions, score_document, with_metrics
 from pytest_ocrmetrics.thresholds import Threshold, format_limit, parse_limit, resolve_threshold
 
 __all__ = [
@@ -54,10 +54,19 @@ class OcrTestContext:
     score: DocumentScore | None = None
     checks: list[dict[str, Any]] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)  # metrics of thresholds this document could not be judged on
+    score_error: tuple[OcrOutput, ScoringError] | None = None  # the output that could not be scored, and why
 
     def score_output(self, output: OcrOutput) -> DocumentScore:
+        """The score of ``output``, computed once; :class:`ScoringError` (computed once too: a schema pattern may
+        take its full time limit) when the document cannot be scored."""
         if self.score is None or self.score.output is not output:
-            self.score = score_document(self.document, output, engine=self.engine, options=self.options)
+            if self.score_error is not None and self.score_error[0] is output:
+                raise self.score_error[1]
+            try:
+                self.score = score_document(self.document, output, engine=self.engine, options=self.options)
+            except ScoringError as exc:
+                self.score_error = (output, exc)
+                raise
         return self.score
 
 

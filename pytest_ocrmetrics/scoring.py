@@ -16,8 +16,14 @@ from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.normalize import get_profile
 
-__all__ = ["DocumentScore", "ScoringOptions", "score_document", "document_record", "DEFAULT_TEXT_METRICS",
-           "fields_from_text", "task_prediction"]
+__all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "document_record",
+           "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction"]
+
+
+class ScoringError(ValueError):
+    """A document that cannot be scored, said in one sentence naming it (its schema cannot be applied to the output:
+    a ``$ref`` loop, a backtracking ``pattern``): a problem of the ground truth, not a verdict on the output. The
+    plugin errors that document's test with the sentence; the other documents are scored."""
 
 #: a document schema with ``"x-output-format": "xml"`` checks an XML output (its ``required`` are element paths)
 XML_FORMAT_KEY = "x-output-format"
@@ -368,7 +374,13 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
         if document.schema.get(XML_FORMAT_KEY) == "xml":  # an XML output: well-formed, with the required elements
             validity: Any = xml_validity(raw, required=list(document.schema.get("required", ())))
         else:
-            validity = json_validity(raw, document.schema)
+            from pytest_ocrmetrics.metrics.structured import SchemaCheckError
+
+            try:
+                validity = json_validity(raw, document.schema)
+            except SchemaCheckError as exc:
+                where = f" [ground truth: {document.source}]" if document.source else ""
+                raise ScoringError(f"document {document.id!r} ({engine}): {exc}{where}") from None
         metrics["json_valid"] = float(validity.value)
         metrics["parse_success"] = float(validity.parsed)
         metrics["completeness"] = float(validity.completeness)

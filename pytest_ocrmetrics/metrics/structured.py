@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import xml.parsers.expat as expat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,8 +22,8 @@ from typing import Any, Literal
 from xml.etree.ElementTree import TreeBuilder
 from xml.parsers.expat import ExpatError
 
-__all__ = ["JsonValidity", "SchemaViolation", "json_validity", "parse_json_output", "ParsedJson", "XmlValidity",
-           "xml_validity", "parse_xml_output", "structured_validity"]
+__all__ = ["JsonValidity", "SchemaViolation", "SchemaCheckError", "json_validity", "parse_json_output", "ParsedJson",
+           "XmlValidity", "xml_validity", "parse_xml_output", "structured_validity"]
 
 Source = Literal["raw", "fence", "text", "object"]
 
@@ -30,6 +31,19 @@ _FENCE = re.compile(r"(?P<fence>```|~~~)[ \t]*(?P<lang>[A-Za-z0-9_+.-]*)[^\n]*\n
 _JSON_LANGS = ("json", "jsonc", "json5", "javascript", "js")
 _MAX_EMBEDDED_TRIES = 64
 _IDENTIFIER = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")  # jsonschema's rule for ``$.key`` versus ``$['key']``
+# An output's JSON nested deeper than this is not taken as the answer (a parse failure: ``json_valid`` 0). Real
+# answers are a few levels deep; a deeper one would make the recursive schema check, the completeness walk and the
+# reports' writers exceed Python's recursion limit (about 1,000 frames; jsonschema spends up to ~8 per level of a
+# recursive schema through oneOf/anyOf/$ref, so 64 levels leave room for the test runner's own frames).
+MAX_JSON_DEPTH = 64
+# Each ``pattern`` / ``patternProperties`` match of a schema against the output may take this long (seconds): a
+# backtracking pattern such as ``^(a|aa)+$`` would otherwise run for ever on ``"aaa…a!"`` (``re`` has no limit).
+PATTERN_TIMEOUT_S = 1.0
+
+
+class SchemaCheckError(ValueError):
+    """The schema cannot be applied to the output (a ``$ref`` loop, a pattern that backtracks without end): a
+    problem of the schema, not a verdict on the output. One sentence; the plugin errors that document's test."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -49,8 +63,38 @@ class ParsedJson:
     error: str | None = None
 
 
+def _depth(value: Any) -> int:
+    """How many arrays/objects deep ``value`` is (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        current, level = stack.pop()
+        children = current.values() if isinstance(current, dict) else current if isinstance(current, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def _too_deep() -> ValueError:
+    return ValueError(f"the JSON is nested deeper than {MAX_JSON_DEPTH} levels of arrays/objects, "
+                      "more than this check reads")
+
+
+def _decode(text: str, start: int = 0) -> tuple[Any, int]:
+    """``raw_decode`` that says, as a ``ValueError``, when the value is nested too deep (Python's parser raises
+    :class:`RecursionError` near 1,000 levels; :data:`MAX_JSON_DEPTH` is the limit this check reads)."""
+    try:
+        data, end = _DECODER.raw_decode(text, start)
+    except RecursionError:
+        raise _too_deep() from None
+    if isinstance(data, (dict, list)) and _depth(data) > MAX_JSON_DEPTH:
+        raise _too_deep()
+    return data, end
+
+
 def _loads(text: str) -> Any:
-    data, end = _DECODER.raw_decode(text)
+    data, end = _decode(text)
     if text[end:].strip():
         raise json.JSONDecodeError("Extra data", text, end)
     return data
@@ -86,7 +130,8 @@ def parse_json_output(text: str) -> ParsedJson:
     held broken JSON: the longest complete JSON value that starts at a ``{`` or ``[`` outside brackets, prose
     before and after ignored (so a footnote ``[1]`` loses to the object; the inner objects of a broken object are
     never taken for the answer). ``NaN`` and
-    ``Infinity`` are rejected (they are not JSON). When nothing parses, the error is the first fence's if a fence
+    ``Infinity`` are rejected (they are not JSON), and so is a value nested deeper than :data:`MAX_JSON_DEPTH`
+    levels (with that reason: the model produced it). When nothing parses, the error is the first fence's if a fence
     held broken JSON, else the first embedded ``{``/``[``'s, else the whole text's.
 
     >>> parse_json_output('The result is {"a": [1, 2]}. Done.')
@@ -110,7 +155,7 @@ def parse_json_output(text: str) -> ParsedJson:
         best: tuple[int, Any] | None = None  # (length, data) of the longest JSON value found
         for start in _top_level_openers(text):
             try:
-                data, end = _DECODER.raw_decode(text, start)
+                data, end = _decode(text, start)
             except ValueError as exc:
                 embedded_error = embedded_error or _describe(exc)
                 continue
@@ -292,14 +337,14 @@ class _RequiredWalker:
                 return {}
         return schema
 
-    def walk(self, schema: Any, instance: Any, path: str, chain: frozenset[int]) -> None:
+    def walk(self, schema: Any, instance: Any, path: str, chain: frozenset[tuple[int, int]]) -> None:
         schema = self.resolve(schema)
         if not isinstance(schema, Mapping):
             return
-        if instance is _ABSENT:
-            if id(schema) in chain:  # a recursive schema under a missing value: stop
-                return
-            chain = chain | {id(schema)}
+        key = (id(schema), id(instance))
+        if key in chain:  # the same schema on the same value again (a recursive schema under a missing value, a
+            return        # $ref/allOf loop that descends into nothing): stop
+        chain = chain | {key}
         for sub in schema.get("allOf", ()):
             self.walk(sub, instance, path, chain)
         properties = schema.get("properties", {})
@@ -320,6 +365,56 @@ class _RequiredWalker:
                 self.walk(items, item, _child(path, i), chain)
 
 
+class _PatternTimeout(Exception):
+    """A schema ``pattern`` that ran past :data:`PATTERN_TIMEOUT_S` (turned into a :class:`SchemaCheckError`)."""
+
+    def __init__(self, pattern: str, length: int) -> None:
+        super().__init__(pattern, length)
+        self.pattern, self.length = pattern, length
+
+
+def _search(pattern: str, text: str) -> bool:
+    """``re.search`` as jsonschema does it, with the ``regex`` package's time limit (Python's ``re`` has none)."""
+    import regex
+
+    try:
+        return regex.search(pattern, text, timeout=PATTERN_TIMEOUT_S) is not None
+    except TimeoutError:
+        raise _PatternTimeout(pattern, len(text)) from None
+    except regex.error:  # a pattern only ``re`` reads (the schema check compiled it with ``re``): no limit then
+        return re.search(pattern, text) is not None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _search(pattern, instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in properties.items():
+        for key, value in instance.items():
+            if _search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+_BOUNDED: dict[type, type] = {}
+
+
+def _bounded(cls: type) -> type:
+    """``cls`` (a jsonschema validator class) with its ``pattern`` keywords matched under a time limit."""
+    if cls not in _BOUNDED:
+        import jsonschema
+
+        keywords = {name: check for name, check in (("pattern", _pattern), ("patternProperties", _pattern_properties))
+                    if name in cls.VALIDATORS}  # type: ignore[attr-defined]
+        _BOUNDED[cls] = jsonschema.validators.extend(cls, keywords)
+    return _BOUNDED[cls]
+
+
 def _validator(schema: Any) -> Any:
     import jsonschema
     from jsonschema.exceptions import SchemaError
@@ -335,7 +430,10 @@ def _validator(schema: Any) -> Any:
             f"schema is not a valid {cls.__name__.replace('Validator', '')} JSON Schema: {exc.message} "
             f"(at schema path {where}); fix the schema"
         ) from None
-    return cls(schema)
+    except RecursionError:
+        raise SchemaCheckError(f"the schema is nested too deeply to be checked (more than Python's recursion limit "
+                               f"of about {sys.getrecursionlimit():,} levels); flatten it") from None
+    return _bounded(cls)(schema)
 
 
 def json_validity(output: str | dict[str, Any] | list[Any], schema: Mapping[str, Any] | bool | None = None) -> JsonValidity:
@@ -345,6 +443,9 @@ def json_validity(output: str | dict[str, Any] | list[Any], schema: Mapping[str,
     with prose around it (see :func:`parse_json_output`). An already-parsed dict or list is accepted as is.
     With a schema (any draft jsonschema knows; ``$schema`` picks it, default the latest), every validation error is
     reported (``jsonschema``'s ``iter_errors``), sorted by path (keys by name, array indices numerically). An invalid schema raises ``ValueError``.
+    A schema that cannot be applied raises :class:`SchemaCheckError` (a ``ValueError``) with one sentence: a ``$ref``
+    that loops without descending into the output (``{"$ref": "#"}``), an unresolvable ``$ref``, a ``pattern`` whose
+    match ran past :data:`PATTERN_TIMEOUT_S` seconds (catastrophic backtracking, ``^(a+)+$``).
 
     Completeness: the share of required paths that are present and non-empty (not null, ``""``, ``[]`` or ``{}``).
     Required properties of nested object schemas count too (under a missing parent they count as missing), as do the
@@ -358,7 +459,8 @@ def json_validity(output: str | dict[str, Any] | list[Any], schema: Mapping[str,
     """
     validator = _validator(schema) if schema is not None else None
     if isinstance(output, (dict, list)):
-        parsed = ParsedJson(True, output, "object")
+        parsed = ParsedJson(True, output, "object") if _depth(output) <= MAX_JSON_DEPTH else \
+            ParsedJson(False, error=str(_too_deep()))
     elif isinstance(output, str):
         parsed = parse_json_output(output)
     elif output is None:
@@ -390,13 +492,30 @@ def json_validity(output: str | dict[str, Any] | list[Any], schema: Mapping[str,
     )
 
 
+def _shown(pattern: str, limit: int = 80) -> str:
+    """A pattern for a message: quoted, cut at ``limit`` characters."""
+    return repr(pattern if len(pattern) <= limit else pattern[:limit - 1] + "…")
+
+
 def _schema_errors(validator: Any, data: Any) -> tuple[SchemaViolation, ...]:
     from referencing.exceptions import Unresolvable
 
     try:
         raw = list(validator.iter_errors(data))
     except Unresolvable as exc:
-        raise ValueError(f"schema has a $ref that cannot be resolved ({exc}); fix the reference in the schema") from None
+        raise SchemaCheckError(f"schema has a $ref that cannot be resolved ({exc}); fix the reference in the schema") \
+            from None
+    except _PatternTimeout as exc:
+        raise SchemaCheckError(
+            f"the schema's pattern {_shown(exc.pattern)} took more than {PATTERN_TIMEOUT_S:g} s on a "
+            f"{exc.length:,}-character string of the output (catastrophic backtracking); simplify the pattern"
+        ) from None
+    except RecursionError:  # the output is at most MAX_JSON_DEPTH deep: the schema recurses on its own
+        raise SchemaCheckError(
+            f"checking the output against the schema went deeper than Python's recursion limit (about "
+            f"{sys.getrecursionlimit():,} calls): the schema refers to itself without descending into the output "
+            '(as {"$ref": "#"} does); fix the schema') from None
+
     def order(e: Any) -> tuple[Any, ...]:  # by path: array indices numerically, keys by name
         where = tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in e.absolute_path)
         return (where, "/".join(map(str, e.absolute_schema_path)), e.message)

@@ -14,7 +14,7 @@ from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOu
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
 from pytest_ocrmetrics.runner import EngineCreationError, OcrCase, printable_id
-from pytest_ocrmetrics.scoring import DocumentScore, with_metrics
+from pytest_ocrmetrics.scoring import DocumentScore, ScoringError, with_metrics
 from pytest_ocrmetrics.thresholds import applicable_thresholds, parse_limit
 
 
@@ -87,7 +87,10 @@ def fail_unchecked_facts(item_state: ItemState, score: DocumentScore | None = No
     if not item_state.case.document.facts or item_state.filtered or item_state.output is None:
         return
     if score is None:
-        score = item_state.context.score_output(item_state.output)
+        try:
+            score = item_state.context.score_output(item_state.output)
+        except ScoringError as exc:  # the document cannot be scored (its schema): the sentence, no traceback
+            raise pytest.fail.Exception(printable_id(str(exc)), pytrace=False) from None
     unchecked = [f for f in score.details.get("facts", ()) if f.get("passed") is None
                  and (only is None or f.get("id") == only)]
     if unchecked:
@@ -214,7 +217,10 @@ def check_test_function(item: pytest.Item) -> None:
     __tracebackhide__ = True
     item_state = item.stash[ITEM_STATE]
     if item_state.output is not None and not item_state.filtered:
-        score = item_state.context.score_output(item_state.output)
+        try:
+            score = item_state.context.score_output(item_state.output)
+        except ScoringError as exc:  # the document cannot be scored (its schema): the sentence, no traceback
+            raise pytest.fail.Exception(printable_id(str(exc)), pytrace=False) from None
         _check_thresholds(item, item.config.stash[STATE], score)
 
 

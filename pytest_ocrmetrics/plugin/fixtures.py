@@ -11,8 +11,8 @@ from pytest_ocrmetrics.assertions import current_context
 from pytest_ocrmetrics.engines.base import EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.plugin.checks import _creation_message, _item_state, _recognize
 from pytest_ocrmetrics.plugin.state import ITEM_STATE, _state
-from pytest_ocrmetrics.runner import EngineCreationError, OcrCase
-from pytest_ocrmetrics.scoring import DocumentScore
+from pytest_ocrmetrics.runner import EngineCreationError, OcrCase, printable_id
+from pytest_ocrmetrics.scoring import DocumentScore, ScoringError
 
 
 @pytest.fixture
@@ -59,5 +59,9 @@ def ocr_output(request: pytest.FixtureRequest, _ocr_case: OcrCase) -> Generator[
 
 @pytest.fixture
 def ocr_score(request: pytest.FixtureRequest, ocr_output: OcrOutput) -> DocumentScore:
-    """Every metric of this output against this document (:class:`~pytest_ocrmetrics.scoring.DocumentScore`)."""
-    return request.node.stash[ITEM_STATE].context.score_output(ocr_output)
+    """Every metric of this output against this document (:class:`~pytest_ocrmetrics.scoring.DocumentScore`); a
+    document that cannot be scored errors the test with its sentence."""
+    try:
+        return request.node.stash[ITEM_STATE].context.score_output(ocr_output)
+    except ScoringError as exc:
+        raise pytest.fail.Exception(printable_id(str(exc)), pytrace=False) from None

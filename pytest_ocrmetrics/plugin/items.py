@@ -19,7 +19,7 @@ from pytest_ocrmetrics.plugin.checks import (_check_thresholds, _fact_regression
                                              _recognize, fail_unchecked_facts)
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
 from pytest_ocrmetrics.runner import OcrCase, OcrRunner, printable_id
-from pytest_ocrmetrics.scoring import DocumentScore
+from pytest_ocrmetrics.scoring import DocumentScore, ScoringError
 
 
 class OcrFactItemsWarning(UserWarning):
@@ -181,6 +181,11 @@ class OcrDocumentItem(pytest.Item):
             _recognize(self, state, item_state)
             if state.settings.fact_items and self.case.document.facts:
                 state.last_page = (key, item_state.output, item_state.filtered, None)
+        if item_state.output is not None and not item_state.filtered:
+            try:  # scored here, so a document that cannot be scored errors (its setup) rather than fails
+                self._score(state, item_state)
+            except ScoringError as exc:
+                raise pytest.fail.Exception(printable_id(str(exc)), pytrace=False) from None
         self._fail_unchecked_facts(state, item_state)
 
     def _fail_unchecked_facts(self, state: PluginState, item_state: ItemState) -> None:

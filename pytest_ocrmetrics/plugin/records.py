@@ -12,15 +12,20 @@ from pytest_ocrmetrics.plugin.checks import _item_state
 from pytest_ocrmetrics.plugin.items import OcrDocumentItem, _case_of
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
 from pytest_ocrmetrics.reporting.safe_text import clean_text
-from pytest_ocrmetrics.scoring import document_record
+from pytest_ocrmetrics.scoring import ScoringError, document_record
 
 
 def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dict[str, Any]:
     case = item_state.case
     output = item_state.output
+    score = None
     if output is not None and not item_state.filtered:
-        record = item_state.context.score_output(output).to_record(confusions=state.record_confusions,
-                                                                   root=case.dataset.root)
+        try:
+            score = item_state.context.score_output(output)
+        except ScoringError:  # its test errored with the sentence; recorded with its output and no metrics
+            pass
+    if score is not None:
+        record = score.to_record(confusions=state.record_confusions, root=case.dataset.root)
     else:
         record = document_record(case.document, case.engine.label, output, root=case.dataset.root)
         # a check that never got a score (skipped, filtered, errored): a test function (it exists to check the

@@ -406,3 +406,85 @@ def test_structured_validity_xml_takes_the_specifications_dict_schema() -> None:
         structured_validity("<a/>", {"required": "total"}, output_format="xml")
     json_text = '{"invoice_number": "INV-001", "date": "2024-03-15", "total": "$150.00"}'
     assert structured_validity(json_text, SPEC_VALIDITY_SCHEMA).completeness_score == 1.0  # JSON unchanged
+
+
+# --- schemas and outputs that would never end or overflow the stack (issue 20, A9 and A12) ---------------------------
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("text", [_nested(1500), f"```json\n{_nested(1500)}\n```", f"Here: {_nested(1500)} done",
+                                  _nested(structured.MAX_JSON_DEPTH + 1)])
+def test_an_output_nested_too_deep_is_not_valid_json_with_the_reason(text: str) -> None:
+    r = json_validity(text, {"type": "array"})  # not RecursionError: a verdict on what the model produced
+    assert (r.valid, r.parsed, r.value) == (False, False, 0.0)
+    assert f"nested deeper than {structured.MAX_JSON_DEPTH} levels" in (r.parse_error or "")
+    assert not parse_json_output(text).ok
+
+
+def test_an_output_at_the_depth_limit_is_read_and_checked_against_a_recursive_schema() -> None:
+    r = json_validity(_nested(structured.MAX_JSON_DEPTH), {"type": "array", "items": {"$ref": "#"}})
+    assert (r.valid, r.parsed) == (True, True)
+
+
+def test_a_parsed_object_nested_too_deep_is_not_valid_either() -> None:
+    data: list[Any] = []
+    for _ in range(1500):
+        data = [data]
+    r = json_validity(data, {"type": "array"})
+    assert not r.parsed and "nested deeper than" in (r.parse_error or "")
+
+
+@pytest.mark.parametrize("schema", [{"$ref": "#"}, {"allOf": [{"$ref": "#"}]},
+                                    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+                                     "$ref": "#/$defs/a"}])
+def test_a_schema_that_refers_to_itself_without_end_is_one_sentence(schema: dict[str, Any]) -> None:
+    with pytest.raises(structured.SchemaCheckError) as info:
+        json_validity('{"a": 1}', schema)
+    message = str(info.value)
+    assert "recursion limit" in message and '{"$ref": "#"}' in message and message.endswith("fix the schema")
+    assert isinstance(info.value, ValueError) and "\n" not in message
+
+
+def test_a_backtracking_pattern_is_stopped_with_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(structured, "PATTERN_TIMEOUT_S", 0.05)
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a|aa)+$"}}}
+    with pytest.raises(structured.SchemaCheckError) as info:
+        json_validity(json.dumps({"a": "a" * 40 + "!"}), schema)
+    assert str(info.value) == ("the schema's pattern '^(a|aa)+$' took more than 0.05 s on a 41-character string of the "
+                               "output (catastrophic backtracking); simplify the pattern")
+
+
+def test_a_backtracking_pattern_property_is_stopped_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(structured, "PATTERN_TIMEOUT_S", 0.05)
+    schema = {"type": "object", "patternProperties": {"^(a|aa)+$": {"type": "string"}}}
+    with pytest.raises(structured.SchemaCheckError, match="pattern '\\^\\(a\\|aa\\)\\+\\$' took more than"):
+        json_validity(json.dumps({"a" * 40 + "!": 1}), schema)
+
+
+def test_the_issues_pattern_gets_its_verdict_at_once() -> None:
+    # ^(a+)+$ against 34 a's and '!' never ended with Python's re; the regex package answers it (no match)
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^(a+)+$"}}}
+    r = json_validity(json.dumps({"a": "a" * 34 + "!"}), schema)
+    assert not r.valid and [e.keyword for e in r.errors] == ["pattern"]
+
+
+@pytest.mark.parametrize("draft", ["http://json-schema.org/draft-03/schema#", "http://json-schema.org/draft-04/schema#",
+                                   "https://json-schema.org/draft/2020-12/schema"])
+def test_bounded_patterns_keep_jsonschemas_verdicts(draft: str) -> None:
+    schema = {"$schema": draft, "type": "object", "properties": {"d": {"type": "string", "pattern": r"^\d{4}$"}},
+              "patternProperties": {"^n_": {"type": "number"}}}
+    r = json_validity('{"d": "12a4", "n_x": "one", "other": 1}', schema)
+    assert [(e.path, e.keyword) for e in r.errors] == [("$.d", "pattern"), ("$.n_x", "type")]
+    assert json_validity('{"d": "1234", "n_x": 2}', schema).valid
+
+
+def test_a_legitimately_recursive_schema_checks_an_output_at_the_depth_limit() -> None:
+    # a tree schema through anyOf/oneOf: several jsonschema frames per level, still within Python's limit at 100
+    schema = {"$defs": {"node": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["child"],
+                                                             "properties": {"child": {"anyOf": [{"$ref": "#/$defs/node"}]}}}]}},
+              "$ref": "#/$defs/node"}
+    text = '{"child": ' * structured.MAX_JSON_DEPTH + "null" + "}" * structured.MAX_JSON_DEPTH
+    r = json_validity(text, schema)
+    assert (r.valid, r.parsed, r.errors) == (True, True, ())
