@@ -22,15 +22,24 @@ from pytest_ocrmetrics.engines.base import EngineError, OcrOutput, read_image, w
 from pytest_ocrmetrics.scoring import MAX_SCORED_CHARACTERS, OutputTooLong, check_output_length
 
 
-def png_header(width: int, height: int) -> bytes:
-    """A PNG that declares ``width`` × ``height`` pixels (1 bit each) with no pixel data: a few dozen bytes, however
-    large the image it claims to be (generating a real 30,000 × 30,000 image would take about a gigabyte)."""
-
+def _png(width: int, height: int, bit_depth: int, pixels: bytes) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    ihdr = struct.pack(">IIBBBBB", width, height, bit_depth, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(pixels)) + chunk(b"IEND", b"")
+
+
+def png_header(width: int, height: int) -> bytes:
+    """A PNG that declares ``width`` × ``height`` pixels (1 bit each) with no pixel data: a few dozen bytes, however
+    large the image it claims to be (generating a real 30,000 × 30,000 image would take about a gigabyte)."""
+    return _png(width, height, 1, b"")
+
+
+def blank_png(width: int, height: int) -> bytes:
+    """A real, decodable white grayscale PNG, written without Pillow (importing Pillow inside a pytester test would
+    let pytester's module snapshot drop it afterwards)."""
+    return _png(width, height, 8, (b"\x00" + b"\xff" * width) * height)
 
 
 def _document(tmp_path: Path, data: bytes, name: str = "big.png") -> Document:
@@ -46,6 +55,7 @@ def test_the_pixel_limit_is_pillows_default() -> None:
 
 def test_dimensions_come_from_the_header_even_past_pillows_bomb_limit() -> None:
     assert image_dimensions(png_header(30000, 30000)) == (30000, 30000)  # Image.open itself raises here
+    assert image_dimensions(blank_png(30, 20)) == (30, 20)
     assert image_dimensions(png_header(640, 480)) == (640, 480)
     assert image_dimensions(b"\x89PNG\r\n\x1a\nnot a header") is None  # undecodable: left to the engine to report
 
