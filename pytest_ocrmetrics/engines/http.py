@@ -500,10 +500,11 @@ class JsonHttpClient:
             raise timeout() from None
         except _TooLarge:
             limit = self.max_response_bytes
+            mib = f"{limit / 2**20:g} MiB, " if limit >= 2**20 else ""
             raise EngineError(
-                f"{method} {url} answered HTTP {status} with more than {limit:,} bytes ({limit / 2**20:g} MiB, "
-                "MAX_RESPONSE_BYTES, the most read of an answer): reading stopped there; an OCR answer is a few "
-                "kilobytes, so check the server (a model that never stopped generating?)"
+                f"{method} {url} answered HTTP {status} with more than {limit:,} bytes ({mib}MAX_RESPONSE_BYTES, the "
+                "most read of an answer): reading stopped there; an OCR answer is a few kilobytes, so check the "
+                "server (a model that never stopped generating?)"
             ) from None
         except urllib.error.HTTPError as exc:
             if 300 <= int(exc.code) < 400:  # never followed: see redirect_message
