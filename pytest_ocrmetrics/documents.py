@@ -8,12 +8,19 @@ from typing import Any, Mapping
 
 from pytest_ocrmetrics.pdf import DEFAULT_LONGEST_SIDE, render_pdf_page
 
-__all__ = ["Document", "ImageFileError", "IMAGE_FORMATS", "sniff_image_format", "not_an_image_reason"]
+__all__ = ["Document", "ImageFileError", "IMAGE_FORMATS", "MAX_IMAGE_PIXELS", "sniff_image_format",
+           "not_an_image_reason", "image_dimensions", "too_many_pixels_reason"]
 
 IMAGE_FORMATS = ("PNG", "JPEG", "TIFF", "BMP", "GIF", "WebP", "JPEG 2000", "PNM")
 """The image formats a document's image may be in (recognised by their first bytes, whatever the file suffix)."""
 
 _SNIFF_BYTES = 16
+
+MAX_IMAGE_PIXELS = 89_478_485
+"""The most pixels (width × height) a document's image may have, for every engine: Pillow's own default limit
+(``PIL.Image.MAX_IMAGE_PIXELS``, about a 9,500 × 9,500 image; an A4 page at 600 dpi is 35 M). A small file can
+declare a huge image (a 0.9 MB PNG of 30,000 × 30,000 pixels): rapidocr refuses it through Pillow, but Tesseract
+decodes it (about 4 GB of memory). Checked from the image's header, before anything decodes it."""
 
 
 def sniff_image_format(head: bytes) -> str | None:
@@ -128,6 +135,9 @@ class Document:
                 f"image {str(path)!r} of document {self.id!r}{self._source()} is not an image: "
                 f"{not_an_image_reason(data[:_SNIFF_BYTES])}; replace the file or fix its path in the ground truth"
             )
+        too_big = too_many_pixels_reason(data)
+        if too_big:
+            raise ImageFileError(f"image {str(path)!r} of document {self.id!r}{self._source()} {too_big}")
         return data
 
     def _source(self) -> str:
@@ -141,3 +151,47 @@ class Document:
         if self.image_data is not None:
             return self
         return replace(self, image_data=self.image_bytes())
+
+
+def image_dimensions(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` of the image in ``data``, read from its header only (nothing is decoded), or None when
+    it cannot be told (no Pillow and not a PNG, or a header no decoder recognises: the engine reports that).
+
+    Pillow's ``Image.open`` refuses a header declaring more than twice its pixel limit (``DecompressionBombError``)
+    before saying how big the image is, so each format's header reader is asked directly, as ``Image.open`` does.
+    """
+    import io
+    import warnings
+
+    try:
+        from PIL import Image
+    except ImportError:  # a PNG's size is at a fixed place; other formats need Pillow
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR" and len(data) >= 24:
+            return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        return None
+    Image.init()
+    head = data[:16]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DecompressionBombWarning and friends: the size is what is wanted here
+        for name in Image.ID:
+            factory, accept = Image.OPEN[name]
+            if accept is not None and not accept(head):
+                continue
+            try:
+                with factory(io.BytesIO(data), "") as image:
+                    width, height = image.size
+                return int(width), int(height)
+            except Exception:  # noqa: BLE001 - not this format (Pillow's readers raise SyntaxError, OSError, ...)
+                continue
+    return None
+
+
+def too_many_pixels_reason(data: bytes, limit: int = MAX_IMAGE_PIXELS) -> str | None:
+    """Why the image in ``data`` is too big to recognise (the end of a sentence naming it), or None when it is not:
+    ``is 30000 × 30000 pixels (900,000,000), more than the 89,478,485 allowed (...)``."""
+    size = image_dimensions(data)
+    if size is None or size[0] * size[1] <= limit:
+        return None
+    width, height = size
+    return (f"is {width} × {height} pixels ({width * height:,}), more than the {limit:,} allowed "
+            "(MAX_IMAGE_PIXELS, Pillow's limit): decoding it would take gigabytes of memory; scale the image down")

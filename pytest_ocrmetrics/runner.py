@@ -20,7 +20,7 @@ from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, Engin
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
 from pytest_ocrmetrics.engines.repeats import OcrRepeatsWarning, RepeatingEngine, not_repeated_message
 from pytest_ocrmetrics.options import OcrSettings
-from pytest_ocrmetrics.scoring import ScoringOptions
+from pytest_ocrmetrics.scoring import ScoringOptions, check_output_length
 
 __all__ = ["OcrRunner", "EngineChoice", "OcrCase", "DocumentUnreadable", "EngineCreationError"]
 
@@ -239,7 +239,8 @@ class OcrRunner:
     def recognize(self, case: OcrCase) -> OcrOutput:
         """Run the case's engine on its document (from the prefetch pool or the cache when they have it).
 
-        A document that cannot be read raises :class:`DocumentUnreadable`.
+        A document that cannot be read raises :class:`DocumentUnreadable`; an output too long to score raises
+        :class:`~pytest_ocrmetrics.scoring.OutputTooLong`.
         """
         choice, document = case.engine, case.document
         if document.error:
@@ -247,11 +248,13 @@ class OcrRunner:
         engine = self.engine(choice)
         prefetcher = self._prefetchers.get((choice.label, case.dataset.root))
         if prefetcher is not None:
-            return prefetcher.result(document)  # its time is the engine's, not how long this test waited
-        start = time.perf_counter()
-        output = engine.recognize(document)
-        if not output.elapsed_s and not output.cached:  # an engine that does not time itself
-            output = replace(output, elapsed_s=time.perf_counter() - start)
+            output = prefetcher.result(document)  # its time is the engine's, not how long this test waited
+        else:
+            start = time.perf_counter()
+            output = engine.recognize(document)
+            if not output.elapsed_s and not output.cached:  # an engine that does not time itself
+                output = replace(output, elapsed_s=time.perf_counter() - start)
+        check_output_length(document, output)  # a 50 MB output errors its document, not the run (MemoryError)
         return output
 
     def start_prefetch(self, cases: list[OcrCase]) -> None:

@@ -13,11 +13,12 @@ from functools import cached_property, lru_cache
 from typing import Any, Iterable, Mapping
 
 from pytest_ocrmetrics.documents import Document
-from pytest_ocrmetrics.engines.base import OcrOutput
+from pytest_ocrmetrics.engines.base import EngineError, OcrOutput
 from pytest_ocrmetrics.metrics.normalize import get_profile
 
 __all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "document_record",
-           "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction"]
+           "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction", "MAX_SCORED_CHARACTERS", "OutputTooLong",
+           "check_output_length"]
 
 
 class ScoringError(ValueError):
@@ -25,8 +26,36 @@ class ScoringError(ValueError):
     a ``$ref`` loop, a backtracking ``pattern``): a problem of the ground truth, not a verdict on the output. The
     plugin errors that document's test with the sentence; the other documents are scored."""
 
+
 #: a document schema with ``"x-output-format": "xml"`` checks an XML output (its ``required`` are element paths)
 XML_FORMAT_KEY = "x-output-format"
+
+MAX_SCORED_CHARACTERS = 2_000_000
+"""The longest output scored, in characters, unless the reference is longer (then twice the reference's length is).
+
+Aligning an output costs about 160 bytes of memory per output character (the list of edit operations), so a
+50,000,000-character output (an engine that looped, or returned a binary file as text) would need about 8 GB and end
+the whole run with a ``MemoryError``; a page of text is a few thousand characters. Such an output errors its own
+document instead (:func:`check_output_length`), in one sentence, and the run goes on."""
+
+
+class OutputTooLong(EngineError):
+    """An engine's output is too long to score (:data:`MAX_SCORED_CHARACTERS`); that document's test errors."""
+
+
+def check_output_length(document: Document, output: OcrOutput, limit: int = MAX_SCORED_CHARACTERS) -> None:
+    """Raise :class:`OutputTooLong` when ``output.text`` is longer than ``limit`` characters and than twice the
+    reference text: cheap (one ``len``), and run on every output before anything aligns it.
+    """
+    length = len(output.text)
+    allowed = max(limit, 2 * len(document.reference_text or ""))
+    if length > allowed:
+        raise OutputTooLong(
+            f"the output is {length:,} characters, more than the {allowed:,} scored (MAX_SCORED_CHARACTERS, or "
+            "twice the reference when that is longer): aligning it would take about "
+            f"{length * 160 / 1e9:.1f} GB of memory; the engine probably looped or returned a binary file as text"
+        )
+
 
 DEFAULT_TEXT_METRICS = ("cer", "wer", "ser", "ned", "edit_similarity", "exact_match", "token_accuracy", "bow_f1")
 

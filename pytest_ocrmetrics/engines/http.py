@@ -15,6 +15,9 @@ the server is overloaded (HTTP 429), restarting (502/503), slow (timeouts) or go
   turn the POST into a GET whose answer would be scored as OCR output); the fix is to configure the final address;
 * a dead-server fast path: once a request has exhausted its retries on connection errors, later requests try once
   (until one succeeds again), so a suite against a dead server ends in a row of errors, not an hour of backoff;
+* an answer is read up to :data:`MAX_RESPONSE_BYTES` (64 MiB) and no further: a server answering 1 GB (a model
+  that never stopped, a proxy's error page streamed forever) is an immediate
+  :class:`~pytest_ocrmetrics.engines.base.EngineError` for that document, not a ``MemoryError`` for the run;
 * :meth:`JsonHttpClient.cancel` wakes every backoff sleep at once and stops further attempts (Ctrl-C).
 
 The standard library is enough here: requests are few and large (one image each), so connection pooling would not
@@ -48,10 +51,16 @@ from pytest_ocrmetrics.engines.base import EngineError
 if TYPE_CHECKING:  # urllib.request, email and http.client are imported when a request is first made (~20 ms)
     import urllib.request
 
-__all__ = ["RetryPolicy", "JsonResponse", "HttpStatusError", "JsonHttpClient", "RETRYABLE_STATUS", "redirect_message"]
+__all__ = ["RetryPolicy", "JsonResponse", "HttpStatusError", "JsonHttpClient", "RETRYABLE_STATUS", "redirect_message",
+           "MAX_RESPONSE_BYTES"]
 
 RETRYABLE_STATUS: frozenset[int] = frozenset({408, 425, 429, 500, 502, 503, 504})
 """HTTP statuses worth retrying: the request was fine, the server was not ready for it (all 5xx are retried too)."""
+
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""The most bytes of an answer read (64 MiB): an OCR answer is a few kilobytes of JSON; one of a gigabyte would be
+decoded into several gigabytes of Python objects (``std::bad_alloc`` / ``MemoryError``). Reading stops at the limit
+and that request fails in one sentence (not retried: the server did answer)."""
 
 _BODY_EXCERPT = 300
 _READ_CHUNK = 65536
@@ -274,11 +283,23 @@ class _DeadlinePassed(Exception):
     pass
 
 
-def read_body(response: Any, deadline: _Deadline) -> bytes:
-    """Read the whole body of ``response`` before ``deadline`` passes; :class:`_DeadlinePassed` otherwise."""
+class _TooLarge(Exception):
+    """The body is longer than the limit; ``partial`` holds what was read (up to the limit)."""
+
+    def __init__(self, partial: bytes) -> None:
+        super().__init__()
+        self.partial = partial
+
+
+def read_body(response: Any, deadline: _Deadline, limit: int = MAX_RESPONSE_BYTES) -> bytes:
+    """Read the whole body of ``response`` before ``deadline`` passes; :class:`_DeadlinePassed` otherwise, and
+    :class:`_TooLarge` as soon as more than ``limit`` bytes arrived (nothing past the limit is kept)."""
     read = getattr(response, "read1", None)
-    if read is None:  # a stand-in opener's answer (tests): nothing to bound
-        return bytes(response.read())
+    if read is None:  # a stand-in opener's answer (tests): no deadline to keep, but the same size limit
+        data = bytes(response.read())
+        if len(data) > limit:
+            raise _TooLarge(data[:limit])
+        return data
     deadline.in_body = True
     sock = _socket_of(response)
     chunks: list[bytes] = []
@@ -300,6 +321,9 @@ def read_body(response: Any, deadline: _Deadline) -> bytes:
             raise _DeadlinePassed()
         if not chunk:
             return b"".join(chunks)
+        if deadline.received + len(chunk) > limit:
+            chunks.append(chunk[: limit - deadline.received])
+            raise _TooLarge(b"".join(chunks))
         chunks.append(chunk)
         deadline.received += len(chunk)
 
@@ -321,10 +345,12 @@ class JsonHttpClient:
         rng: random.Random | None = None,
         opener: Callable[..., Any] | None = None,
         wait: Callable[[float], bool] | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout_s!r}")
         self.timeout_s = float(timeout_s)
+        self.max_response_bytes = int(max_response_bytes)
         self.retry = retry
         self._headers = dict(headers or {})
         self._rng = rng or random.Random()
@@ -469,16 +495,26 @@ class JsonHttpClient:
                 if 300 <= status < 400:  # an opener that does not raise for a redirect (a stand-in)
                     location = response.headers.get("Location") if getattr(response, "headers", None) else None
                     raise HttpStatusError(redirect_message(method, url, status, location), status)
-                raw = read_body(response, deadline)
+                raw = read_body(response, deadline, self.max_response_bytes)
         except _DeadlinePassed:
             raise timeout() from None
+        except _TooLarge:
+            limit = self.max_response_bytes
+            mib = f"{limit / 2**20:g} MiB, " if limit >= 2**20 else ""
+            raise EngineError(
+                f"{method} {url} answered HTTP {status} with more than {limit:,} bytes ({mib}MAX_RESPONSE_BYTES, the "
+                "most read of an answer): reading stopped there; an OCR answer is a few kilobytes, so check the "
+                "server (a model that never stopped generating?)"
+            ) from None
         except urllib.error.HTTPError as exc:
             if 300 <= int(exc.code) < 400:  # never followed: see redirect_message
                 location = exc.headers.get("Location") if exc.headers else None
                 exc.close()
                 raise HttpStatusError(redirect_message(method, url, int(exc.code), location), int(exc.code)) from None
             try:
-                raw = read_body(exc, deadline)
+                raw = read_body(exc, deadline, self.max_response_bytes)
+            except _TooLarge as too_large:  # an error page that never ends: its first part says enough
+                raw = too_large.partial
             except (OSError, AttributeError, _DeadlinePassed, *http_client_errors()):
                 raw = b""
             finally:

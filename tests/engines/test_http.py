@@ -345,3 +345,52 @@ def test_a_redirect_from_a_stand_in_opener_is_refused_too():
     http, _ = client(opener=lambda request, timeout: Redirected())
     with pytest.raises(HttpStatusError, match="a redirect to http://other.example/v1/chat/completions;"):
         http.post_json("http://127.0.0.1:9/v1/chat/completions", _payload())
+
+
+def test_an_answer_past_the_size_limit_is_one_sentence_and_not_retried(chat_server):
+    http, waits = client(max_response_bytes=50)  # a normal answer is a few hundred bytes
+    with pytest.raises(EngineError, match=r"answered HTTP 200 with more than 50 bytes \(MAX_RESPONSE_BYTES, the most "
+                                          r"read of an answer\): reading stopped there"):
+        http.post_json(url(chat_server), _payload())
+    assert len(chat_server.chat_requests) == 1 and waits.delays == []
+
+
+def test_the_default_size_limit_is_64_mib():
+    from pytest_ocrmetrics.engines.http import MAX_RESPONSE_BYTES
+
+    assert JsonHttpClient().max_response_bytes == MAX_RESPONSE_BYTES == 64 * 1024 * 1024
+
+
+def test_reading_stops_at_the_limit_of_an_endless_answer():
+    """A server streaming an answer of a gigabyte (declared, and sent until the client hangs up): the client keeps
+    at most the limit, then stops reading, instead of holding the whole answer in memory."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    sent = [0]
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n")
+            block = b"[" * 65536
+            try:
+                while sent[0] < 1_000_000_000:
+                    conn.sendall(block)
+                    sent[0] += len(block)
+            except OSError:  # the client closed the connection
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    http, _ = client(max_response_bytes=1024 * 1024, retry=RetryPolicy(retries=0))
+    address = f"http://127.0.0.1:{listener.getsockname()[1]}/v1/chat/completions"
+    with pytest.raises(EngineError, match=r"with more than 1,048,576 bytes \(1 MiB"):
+        http.post_json(address, _payload())
+    thread.join(timeout=10)
+    listener.close()
+    assert not thread.is_alive()
+    assert sent[0] < 100 * 1024 * 1024  # the server gave up long before the gigabyte: the client stopped reading

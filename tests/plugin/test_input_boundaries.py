@@ -153,3 +153,65 @@ def test_a_server_echoing_the_api_key_never_puts_it_in_the_terminal_or_a_report(
     for where, text in texts.items():
         assert API_KEY not in text and API_KEY[10:] not in text, where
         assert "invalid credentials" in text and "[redacted]" in text, where
+
+
+# returns each document's reference text, except a runaway output for doc_002 (one past MAX_SCORED_CHARACTERS)
+RUNAWAY_ENGINE = COUNTING_ENGINE.replace(
+    'return OcrOutput(text=document.reference_text or ""',
+    'return OcrOutput(text="x" * 2_000_001 if document.id == "doc_002.png" else document.reference_text or ""',
+)
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "xdist-2"])
+def test_an_image_with_too_many_pixels_and_a_runaway_output_error_only_their_documents(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    from tests.test_memory_bounds import png_header
+
+    if xdist:
+        pytest.importorskip("xdist")
+    dataset = make_dataset(pytester.path)
+    (dataset / "images" / "doc_001.png").write_bytes(png_header(30000, 30000))  # 58 bytes declaring 900 M pixels
+    pytester.makeconftest(RUNAWAY_ENGINE)
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=counting", "--ocr-json=run.json", *xdist)
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines([
+        "*doc_001.png' of document 'doc_001.png' * is 30000 × 30000 pixels (900,000,000), more than the 89,478,485 "
+        "allowed (MAX_IMAGE_PIXELS*"])
+    result.stdout.fnmatch_lines([
+        "*counting: the output is 2,000,001 characters, more than the 2,000,000 scored (MAX_SCORED_CHARACTERS*"
+        "(document 'doc_002.png')*"])
+    text = result.stdout.str()
+    assert "Traceback" not in text and "MemoryError" not in text
+    assert sorted(_calls(pytester)) == ["doc_002.png", "doc_003.png"]  # the engine never got the huge image
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    outcomes = {d["id"]: d["outcome"] for d in run["documents"]}
+    assert outcomes == {"doc_001.png": "error", "doc_002.png": "error", "doc_003.png": "passed"}
+
+
+def test_tesseract_never_decodes_an_image_with_too_many_pixels(pytester: pytest.Pytester) -> None:
+    """Tesseract would decode a 30,000 × 30,000 PNG (about 4 GB); the pixel limit stops it first, and the other
+    documents are still recognised."""
+    import importlib.util
+    import shutil
+
+    from tests.test_memory_bounds import blank_png, png_header
+
+    # not imported here (as tests/plugin/test_real_engines.py does): pytester's module snapshot would drop pytesseract
+    # and numpy after this test, and numpy cannot be imported twice in one process
+    if importlib.util.find_spec("pytesseract") is None or shutil.which("tesseract") is None:
+        pytest.skip("pytesseract or the tesseract binary is not installed")
+    dataset = make_dataset(pytester.path)
+    for name in ("doc_002.png", "doc_003.png"):  # small blank pages tesseract can decode
+        (dataset / "images" / name).write_bytes(blank_png(200 + len(name), 60))
+    (dataset / "images" / "doc_001.png").write_bytes(png_header(30000, 30000))
+    # in a subprocess, as tests/plugin/test_real_engines.py does: numpy (imported by the engine) cannot be imported
+    # again in this process once pytester's module snapshot drops it
+    result = pytester.runpytest_subprocess("--ocr-dataset=invoices", "--ocr-engine=tesseract", "--ocr-json=run.json")
+    outcomes = result.parseoutcomes()  # the blank pages are scored: doc_003's own cer threshold fails it
+    assert outcomes.get("errors") == 1 and outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2
+    result.stdout.fnmatch_lines(["*tesseract*doc_001.png* is 30000 × 30000 pixels (900,000,000), more than the "
+                                 "89,478,485 allowed*"])
+    run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
+    outcomes = {d["id"]: d["outcome"] for d in run["documents"]}
+    assert outcomes["doc_001.png"] == "error" and "error" not in (outcomes["doc_002.png"], outcomes["doc_003.png"])
