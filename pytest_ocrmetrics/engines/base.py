@@ -212,13 +212,16 @@ def image_decode_problem(exc: BaseException, data: bytes) -> str:
 
 
 @contextmanager
-def image_temp_file(data: bytes, *, suffix: str = "") -> Iterator[Path]:
+def image_temp_file(data: bytes, *, suffix: str = "", directory: str | os.PathLike[str] | None = None,
+                    prefix: str = "ocrmetrics-") -> Iterator[Path]:
     """A private temporary file holding exactly ``data``, for a backend that only reads paths; removed afterwards.
 
     Giving such a backend these bytes instead of the dataset's path keeps the image it reads the one that was
     checked and hashed; re-encoding through Pillow instead would change JPEG pixels and thus the output.
+    ``directory`` (default: the system's temporary folder) is where it is made, e.g. an engine's own folder that is
+    removed when the run ends or is interrupted.
     """
-    fd, name = tempfile.mkstemp(prefix="ocrmetrics-", suffix=suffix)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

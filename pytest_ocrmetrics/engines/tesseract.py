@@ -46,6 +46,7 @@ from pytest_ocrmetrics import cleanup
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import (
     image_decode_problem,
+    image_temp_file,
     read_image,
     EngineError,
     EngineOptionError,
@@ -254,20 +255,6 @@ class TesseractEngine:
             return Path(self._temp_dir)
 
     @contextmanager
-    def _image_copy(self, data: bytes, suffix: str) -> Iterator[Path]:
-        """A private copy of the checked bytes in :attr:`temp_dir`, removed afterwards."""
-        fd, name = tempfile.mkstemp(prefix="image-", suffix=suffix, dir=self.temp_dir)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            yield Path(name)
-        finally:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-
-    @contextmanager
     def _pytesseract_call(self, temp_dir: Path | None = None) -> Iterator[Any]:
         """pytesseract with this engine's environment, binary and temporary folder (module globals it reads, swapped
         under a lock for the duration of one call)."""
@@ -287,7 +274,7 @@ class TesseractEngine:
         # the binary as a private copy: exactly the bytes the output cache hashed, not re-encoded
         image_bytes = read_image(document)
         image = document.image_path or Path(document.id)
-        with self._image_copy(image_bytes, image.suffix) as copy, self._pytesseract_call(copy.parent) as pytesseract:
+        with image_temp_file(image_bytes, suffix=image.suffix, directory=self.temp_dir, prefix="image-") as copy, self._pytesseract_call(copy.parent) as pytesseract:
             start = time.perf_counter()
             try:
                 data = parse_tsv(pytesseract.image_to_data(

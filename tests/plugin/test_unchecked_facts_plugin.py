@@ -5,13 +5,10 @@ extra in the workers too)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from pytest_ocrmetrics.gating import validate_run
 from tests.plugin.conftest import make_dataset
+from tests.plugin.test_facts_plugin import _run, _run_file  # the same replay run and schema-checked run file
 
 DOCS = {
     "p1.png": {"full_text": "Introduction then Conclusion", "facts": [
@@ -66,16 +63,6 @@ def _glob(text: str) -> str:
 def _setup(pytester: pytest.Pytester) -> None:
     make_dataset(pytester.path, DOCS, PREDICTIONS)
     pytester.makeconftest(BLOCK_EXTRA)
-
-
-def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "-p", "no:randomly", *args)
-
-
-def _run_file(path: Path) -> dict:
-    run = json.loads(path.read_text(encoding="utf-8"))
-    validate_run(run, str(path))
-    return run
 
 
 def test_a_page_with_a_fact_not_checked_errors_and_the_headline_leaves_it_out(pytester: pytest.Pytester,
