@@ -32,10 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_ocrmetrics.cache import CachingEngine, OutputCache  # noqa: E402
-from pytest_ocrmetrics.documents import Document  # noqa: E402
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache  # noqa: E402
+from pytest_ocrmetrics.core.documents import Document  # noqa: E402
 from pytest_ocrmetrics.engines.openai_compat import OPENAI_SPEC  # noqa: E402
-from pytest_ocrmetrics.prefetch import Prefetcher  # noqa: E402
+from pytest_ocrmetrics.engines.prefetch import Prefetcher  # noqa: E402
 
 SHARED_DATA = ROOT.parent / "shared" / "data"
 

@@ -238,7 +238,7 @@ def real_pairs(cache_dir: Path) -> dict[str, list[tuple[str, str]]]:
         print(f"\nReal engine output: SKIPPED, the shared data is not at {SHARED_DATA} "
               f"(needs {' and '.join(REAL_DATASETS)}); only the synthetic tables follow.")
         return {}
-    from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+    from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
     from pytest_ocrmetrics.datasets.loading import load_dataset
     from pytest_ocrmetrics.engines.base import EngineUnavailable
     from pytest_ocrmetrics.engines.registry import default_registry
@@ -302,9 +302,9 @@ def real_rows(pairs_by_dataset: dict[str, list[tuple[str, str]]]) -> list[tuple[
 def plugin_default(reference: str, hypothesis: str) -> object:
     """What the plugin computes per document by default (``score_document``: the default metrics, bow_f1 included, and
     the confusion cells it keeps for reports)."""
-    from pytest_ocrmetrics.documents import Document
+    from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
-    from pytest_ocrmetrics.scoring import score_document
+    from pytest_ocrmetrics.scoring.document import score_document
 
     document = Document(id="page", dataset="bench", image_path=None, reference_text=reference)
     return score_document(document, OcrOutput(text=hypothesis), engine="tesseract")
@@ -350,10 +350,10 @@ def run_failure_message(*, repeats: int, seed: int) -> None:
     (``assertions.failure_message``, whose cost is its aligned excerpt, ``diff.worst_region``) against scoring the page
     (``scoring.score_document``, the plugin's default metrics)."""
     from pytest_ocrmetrics.assertions import failure_message
-    from pytest_ocrmetrics.documents import Document
+    from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
-    from pytest_ocrmetrics.scoring import score_document
-    from pytest_ocrmetrics.thresholds import Threshold
+    from pytest_ocrmetrics.scoring.document import score_document
+    from pytest_ocrmetrics.metrics.thresholds import Threshold
 
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

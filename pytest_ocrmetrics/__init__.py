@@ -35,7 +35,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(assertions, name)
     if name == "Document":
-        from pytest_ocrmetrics.documents import Document
+        from pytest_ocrmetrics.core.documents import Document
 
         return Document
     if name == "OcrOutput":
@@ -43,7 +43,7 @@ def __getattr__(name: str) -> Any:
 
         return OcrOutput
     if name == "DocumentScore":
-        from pytest_ocrmetrics.scoring import DocumentScore
+        from pytest_ocrmetrics.scoring.document import DocumentScore
 
         return DocumentScore
     if name == "OCRDatasetEvaluator":

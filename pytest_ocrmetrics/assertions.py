@@ -1,6 +1,6 @@
 """Assertion helpers: ``assert_cer_below(ocr_score, 0.05)`` and friends.
 
-Each helper takes a :class:`~pytest_ocrmetrics.scoring.DocumentScore` (the ``ocr_score`` fixture), or an
+Each helper takes a :class:`~pytest_ocrmetrics.scoring.document.DocumentScore` (the ``ocr_score`` fixture), or an
 :class:`~pytest_ocrmetrics.engines.base.OcrOutput` (the ``ocr_output`` fixture, scored against the current test's
 document), or a plain string together with ``reference=``. A failure names the metric, value, threshold and where the
 threshold came from, the document and the engine, and shows an aligned excerpt of the worst-matching region.
@@ -18,12 +18,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from pytest_ocrmetrics.diff import worst_region
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.scoring.diff import worst_region
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric
-from pytest_ocrmetrics.scoring import DocumentScore, ScoringError, ScoringOptions, score_document, with_metrics
-from pytest_ocrmetrics.thresholds import Threshold, format_limit, parse_limit, resolve_threshold
+from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, ScoringOptions, score_document, with_metrics
+from pytest_ocrmetrics.metrics.thresholds import Threshold, format_limit, parse_limit, resolve_threshold
 
 __all__ = [
     "assert_metric",
@@ -188,8 +188,8 @@ def assert_metric(
     """Assert that ``metric`` of ``result`` meets ``threshold`` in the metric's direction; return the value.
 
     ``threshold`` is a number or a percentage (``"5%"``), read as every limit is
-    (:func:`~pytest_ocrmetrics.thresholds.parse_limit`): a percent typed as a fraction (``5`` for a CER of 5 %)
-    raises :class:`~pytest_ocrmetrics.thresholds.LimitError` (a ``ValueError``) instead of passing everything.
+    (:func:`~pytest_ocrmetrics.metrics.thresholds.parse_limit`): a percent typed as a fraction (``5`` for a CER of 5 %)
+    raises :class:`~pytest_ocrmetrics.metrics.thresholds.LimitError` (a ``ValueError``) instead of passing everything.
 
     >>> assert_metric("INV0ICE #12345", "cer", 0.1, reference="INVOICE #12345")
     0.07142857142857142

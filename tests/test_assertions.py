@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ocrmetrics import assert_cer_below, assert_field_f1
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 
 
@@ -53,7 +53,7 @@ def test_text_failure_excerpt_uses_the_gap_mark() -> None:
 
 def test_task_failure_lists_each_task_and_its_outcome() -> None:
     from pytest_ocrmetrics.assertions import assert_metric
-    from pytest_ocrmetrics.scoring import ScoringOptions, score_document
+    from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document
 
     document = Document("q.png", "docs", None, "The total is 12.50", tasks=(
         {"type": "qa", "reference": {"answer": "12.50"}}, {"type": "classification", "reference": {"class": "invoice"}}))
@@ -71,7 +71,7 @@ def test_helper_limits_take_percentages_and_refuse_a_percent_typo() -> None:
     """Issue 19 item 2: ``assert_cer_below(score, 5)`` let a CER of 7 % pass (a limit of 500 %); it is refused, and
     ``"5%"`` is read as 0.05 by the same rule as every other limit."""
     from pytest_ocrmetrics.assertions import assert_metric
-    from pytest_ocrmetrics.thresholds import LimitError
+    from pytest_ocrmetrics.metrics.thresholds import LimitError
 
     hypothesis, reference = "INV0ICE #12345", "INVOICE #12345"  # CER 1/14 = 0.0714
     assert assert_cer_below(hypothesis, "8%", reference=reference) == pytest.approx(1 / 14)

@@ -10,9 +10,9 @@ from typing import Any, Mapping, Sequence
 
 import pytest
 
-import pytest_ocrmetrics.cache as cache_module
-from pytest_ocrmetrics.cache import CachingEngine, OcrCacheWarning, OutputCache
-from pytest_ocrmetrics.documents import Document
+import pytest_ocrmetrics.engines.cache as cache_module
+from pytest_ocrmetrics.engines.cache import CachingEngine, OcrCacheWarning, OutputCache
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrEngine, OcrOutput, Word
 
 
@@ -329,7 +329,7 @@ def test_an_entry_of_the_wrong_shape_warns_naming_the_file_is_recomputed_and_rew
 
 
 def test_output_from_entry_says_which_part_is_wrong() -> None:
-    from pytest_ocrmetrics.cache import CacheEntryError, output_from_entry
+    from pytest_ocrmetrics.engines.cache import CacheEntryError, output_from_entry
 
     good = {"format": cache_module.CACHE_FORMAT_VERSION, "key": "k", "output": {"text": "A", "elapsed_s": 2}}
     assert output_from_entry(good, "k") == OcrOutput(text="A", elapsed_s=2.0)

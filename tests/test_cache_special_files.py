@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.cache import CachingEngine, OcrCacheWarning, OutputCache
+from pytest_ocrmetrics.engines.cache import CachingEngine, OcrCacheWarning, OutputCache
 from tests.hang_guard import make_fifo, within
 from tests.test_cache import CountingEngine, doc
 

@@ -603,7 +603,8 @@ def test_a_huge_malformed_run_file_is_refused_at_its_first_problem(tmp_path: Pat
 
 
 def test_every_public_name_is_importable_from_the_package() -> None:
-    from pytest_ocrmetrics.gating import baseline, bootstrap, comparison, gates, runfile, tolerances
+    from pytest_ocrmetrics.gating import baseline, bootstrap, comparison, gates, tolerances
+    from pytest_ocrmetrics.runfile import read as runfile
 
     for name in gating.__all__:
         assert hasattr(gating, name), name

@@ -1,6 +1,6 @@
 """Inputs that would exhaust memory error their own document in one sentence: an image whose header declares too
-many pixels (:data:`~pytest_ocrmetrics.documents.MAX_IMAGE_PIXELS`, checked before anything decodes it) and an output
-too long to align (:data:`~pytest_ocrmetrics.scoring.MAX_SCORED_CHARACTERS`)."""
+many pixels (:data:`~pytest_ocrmetrics.core.documents.MAX_IMAGE_PIXELS`, checked before anything decodes it) and an output
+too long to align (:data:`~pytest_ocrmetrics.scoring.document.MAX_SCORED_CHARACTERS`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.documents import (
+from pytest_ocrmetrics.core.documents import (
     MAX_IMAGE_PIXELS,
     Document,
     ImageFileError,
@@ -19,7 +19,7 @@ from pytest_ocrmetrics.documents import (
     too_many_pixels_reason,
 )
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput, read_image, with_image_bytes
-from pytest_ocrmetrics.scoring import MAX_SCORED_CHARACTERS, OutputTooLong, check_output_length
+from pytest_ocrmetrics.scoring.document import MAX_SCORED_CHARACTERS, OutputTooLong, check_output_length
 
 
 def _png(width: int, height: int, bit_depth: int, pixels: bytes) -> bytes:

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from ocr_run_factory import make_doc, make_run, validate
 from pytest_ocrmetrics.cli import main
-from pytest_ocrmetrics.merge import MergeError, merge_runs
-from pytest_ocrmetrics.results import RunResults
-from pytest_ocrmetrics.sharding import Shard, parse_shard, shard_index
+from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
+from pytest_ocrmetrics.runfile.results import RunResults
+from pytest_ocrmetrics.runfile.sharding import Shard, parse_shard, shard_index
 
 IDS = st.lists(st.text(string.ascii_letters + string.digits + "_./ -é京\ud800", min_size=1, max_size=20),
                unique=True, max_size=30)

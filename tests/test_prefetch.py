@@ -9,9 +9,9 @@ from typing import Any, Mapping, Sequence
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput
-from pytest_ocrmetrics.prefetch import Prefetcher, wants_prefetch
+from pytest_ocrmetrics.engines.prefetch import Prefetcher, wants_prefetch
 
 
 class GatedEngine:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.options import _OPTIONS
+from pytest_ocrmetrics.plugin.options import _OPTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
-from pytest_ocrmetrics.scoring import ScoringOptions, fields_from_text, score_document
+from pytest_ocrmetrics.scoring.document import ScoringOptions, fields_from_text, score_document
 
 RECEIPT = "Indah Gift & Home Deco\n27, Jalan Dedap 13, Taman Johor Jaya,\n81100 Johor Bahru, Johor.\nTotal RM 60.30\n"
 FIELDS = {"company": "INDAH GIFT & HOME DECO",

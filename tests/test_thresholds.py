@@ -1,4 +1,4 @@
-"""Reading a written limit (pytest_ocrmetrics.thresholds.parse_limit): one rule for every place a limit is written.
+"""Reading a written limit (pytest_ocrmetrics.metrics.thresholds.parse_limit): one rule for every place a limit is written.
 
 Issue 19, item 2: a percent typed as a fraction on an error rate (``cer:5``) passed every document silently; it is
 refused with the fraction to write, and an explicit ``%`` says what is meant (``cer:500%``, ``field_f1:90%``).
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.thresholds import LimitError, Threshold, format_limit, parse_limit
+from pytest_ocrmetrics.metrics.thresholds import LimitError, Threshold, format_limit, parse_limit
 
 
 def _read(metric: str, written: object) -> float:

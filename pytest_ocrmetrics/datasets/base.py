@@ -1,7 +1,7 @@
 """What every dataset format shares: the :class:`Dataset` value, errors, and checks on ground-truth entries.
 
 A dataset loader reads one on-disk format into a :class:`Dataset`: an immutable, id-sorted tuple of
-:class:`~pytest_ocrmetrics.documents.Document` plus the entries it skipped. The helpers here are the single place that
+:class:`~pytest_ocrmetrics.core.documents.Document` plus the entries it skipped. The helpers here are the single place that
 turns a path written in a ground-truth file into an image path (refusing paths that leave the dataset folder), that
 checks a ground-truth entry (``full_text``, ``fields``, ``thresholds``, ``tags``, ``schema``, ``facts``, ``tasks``),
 and that checks every document's image (:func:`finish`: it must exist, stay inside the dataset folder once symbolic
@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
-from pytest_ocrmetrics.documents import Document, not_an_image_reason, sniff_image_format
+from pytest_ocrmetrics.core.documents import Document, not_an_image_reason, sniff_image_format
 
 __all__ = [
     "Dataset",
@@ -399,7 +399,7 @@ def image_error(image_path: Path, root: Path | DatasetFolder | None = None, *, s
     The image must exist and be a regular file (a FIFO is never opened: reading it would block the run); with
     ``root`` (the dataset folder), it must also stay inside ``root`` once symbolic links are followed
     (:meth:`DatasetFolder.outside`, the check every file of a dataset passes), and its first bytes must be those of an
-    image (:func:`~pytest_ocrmetrics.documents.sniff_image_format`): a text file named ``x.png`` never reaches an
+    image (:func:`~pytest_ocrmetrics.core.documents.sniff_image_format`): a text file named ``x.png`` never reaches an
     engine (Tesseract would read it as a list of image paths and recognise the files it names). ``source`` (the
     ground-truth entry) is named in the fix.
     """
@@ -510,10 +510,10 @@ def _type_name(value: Any) -> str:
 
 def _check_thresholds(value: Any, where: str) -> dict[str, float]:
     """The entry's ``thresholds``, each a number or a percentage string (``{"cer": "5%"}``), read by
-    :func:`~pytest_ocrmetrics.thresholds.parse_limit` as every other limit is: ``{"cer": 5}`` (a percent typo) or
+    :func:`~pytest_ocrmetrics.metrics.thresholds.parse_limit` as every other limit is: ``{"cer": 5}`` (a percent typo) or
     ``{"field_f1": 90}`` raises :class:`DatasetError`, which errors this entry's document only."""
     from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
-    from pytest_ocrmetrics.thresholds import LimitError, parse_limit
+    from pytest_ocrmetrics.metrics.thresholds import LimitError, parse_limit
 
     if not isinstance(value, Mapping):
         raise DatasetError(f"{where}: 'thresholds' must be an object like {{\"cer\": 0.1}}, got {_type_name(value)}.")

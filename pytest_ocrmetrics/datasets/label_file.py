@@ -38,7 +38,7 @@ from pytest_ocrmetrics.datasets.base import (
     read_regular_head,
     resolve_inside,
 )
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 
 __all__ = ["LabelFileLoader", "DatasetWarning", "label_files_in"]
 

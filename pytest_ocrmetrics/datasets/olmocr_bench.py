@@ -10,7 +10,7 @@ under ``pdfs/`` (sub-folders allowed)::
         pdfs/headers_footers/x.pdf
 
 A document is one page: id ``<pdf path without .pdf>_pg<page>`` (``headers_footers/x_pg1``), image the PDF page
-(rendered for live engines, :mod:`pytest_ocrmetrics.pdf`), facts the lines that name it
+(rendered for live engines, :mod:`pytest_ocrmetrics.core.pdf`), facts the lines that name it
 (:mod:`pytest_ocrmetrics.metrics.facts`). As the benchmark does, every PDF without a ``baseline`` fact gets one,
 ``<pdf path>_baseline`` on page 1. A line that is not JSON, an unknown fact type or field, a duplicate id or a PDF
 that is not under ``pdfs/`` skips that line with a reason naming ``file:line``; the rest of the dataset runs. A fact
@@ -37,7 +37,7 @@ from pytest_ocrmetrics.datasets.base import (
     nested_too_deep,
     read_regular_head,
 )
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 
 if TYPE_CHECKING:  # the facts package is imported when such a folder is loaded, not by every run
     from pytest_ocrmetrics.metrics.facts import Fact

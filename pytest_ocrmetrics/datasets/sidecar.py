@@ -35,7 +35,7 @@ from pytest_ocrmetrics.datasets.base import (
     nested_too_deep,
     parse_json,
 )
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 
 __all__ = ["SidecarLoader", "IMAGE_SUFFIXES", "GT_SUFFIX", "FIELDS_SUFFIX", "strip_trailing_newline"]
 

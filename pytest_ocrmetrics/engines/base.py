@@ -1,6 +1,6 @@
 """The engine protocol and what an engine returns.
 
-An engine turns a :class:`~pytest_ocrmetrics.documents.Document` into an :class:`OcrOutput`. Engines never import
+An engine turns a :class:`~pytest_ocrmetrics.core.documents.Document` into an :class:`OcrOutput`. Engines never import
 pytest; heavy backends are imported inside the adapter that needs them.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol, runtime_checkable
 
-from pytest_ocrmetrics.documents import Document, sniff_image_format
+from pytest_ocrmetrics.core.documents import Document, sniff_image_format
 
 __all__ = [
     "Box",

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics import cleanup
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core import cleanup
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import (
     image_decode_problem,
     read_image,

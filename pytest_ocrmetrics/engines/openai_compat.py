@@ -44,7 +44,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pytest_ocrmetrics.documents import Document, sniff_image_format
+from pytest_ocrmetrics.core.documents import Document, sniff_image_format
 from pytest_ocrmetrics.engines.base import (
     EngineError,
     EngineOptionError,

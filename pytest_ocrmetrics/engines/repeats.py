@@ -3,13 +3,13 @@
 Vision-language models sampled at temperature > 0 give a different page each time; olmOCR-bench therefore checks
 its facts on several outputs of the same page and lets a strict majority decide. :class:`RepeatingEngine` wraps an
 engine so that ``recognize`` runs it ``repeats`` times and returns the first output with every repeat's text in
-``metadata["repeats"]`` (:mod:`pytest_ocrmetrics.scoring` checks each fact on each of them; text metrics use
+``metadata["repeats"]`` (:mod:`pytest_ocrmetrics.scoring.document` checks each fact on each of them; text metrics use
 ``text``, the first repeat). ``elapsed_s`` is the sum of the repeats' times; ``cached`` is set only when every repeat
 came from the cache. An error in any repeat is the document's error.
 
 With an output cache each repeat has its own entry: repeat 1 the engine's usual key (a cache filled by a run without
 repeats is reused), repeat ``r > 1`` a key whose identity also holds ``"repeat": r``
-(:meth:`~pytest_ocrmetrics.cache.CachingEngine.recognize`), so a rerun gives back the same N texts without calling
+(:meth:`~pytest_ocrmetrics.engines.cache.CachingEngine.recognize`), so a rerun gives back the same N texts without calling
 the engine. Engines that are not a function of the image (``cacheable = False``: the replay engine, which reads the
 benchmark's own ``_repeat<r>`` files) are not wrapped.
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.cache import CachingEngine, OutputCache
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, with_image_bytes
 
 __all__ = ["RepeatingEngine", "OcrRepeatsWarning", "combine_repeats", "not_repeated_message"]

@@ -20,7 +20,7 @@ and exactly one trailing newline is removed (as for sidecar ground truth). Next 
 
 A document that is a PDF page (an olmOCR-bench dataset, id ``<pdf path without .pdf>_pg<page>``) is read from the
 benchmark's candidate files instead: every ``DIR/<id>_repeat<r>.md``, in order of ``r``; the first is the output's
-text and all of them are its ``metadata["repeats"]`` (facts are checked on each, :mod:`pytest_ocrmetrics.scoring`).
+text and all of them are its ``metadata["repeats"]`` (facts are checked on each, :mod:`pytest_ocrmetrics.scoring.document`).
 
 A missing prediction raises :class:`~pytest_ocrmetrics.engines.base.EngineError` naming the paths tried, so that
 document's test errors. Settings: ``replay.dir`` (instead of ``:DIR``).
@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 from pytest_ocrmetrics.datasets.base import closest_existing_path, parse_json
 from pytest_ocrmetrics.datasets.sidecar import strip_trailing_newline
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineSpec, OcrOutput
 
 __all__ = ["ReplayEngine", "SPEC", "check", "create"]

@@ -22,7 +22,7 @@ import re
 from typing import Any, Iterable, Mapping, TypeVar
 
 from pytest_ocrmetrics.engines.base import EngineOptionError
-from pytest_ocrmetrics.hints import did_you_mean
+from pytest_ocrmetrics.core.hints import did_you_mean
 
 __all__ = [
     "did_you_mean",

@@ -22,7 +22,7 @@ it found no words.
 Temporary files: the private copy of each image and pytesseract's own files (``tess_*``: its empty name file and
 Tesseract's ``.tsv`` output) go into one folder per engine, ``$TMPDIR/ocrmetrics-tesseract-*``, made at the first
 page and removed by :meth:`TesseractEngine.close`, at interpreter exit and on SIGTERM
-(:mod:`pytest_ocrmetrics.cleanup`): a run stopped with Ctrl-C, also under pytest-xdist whose workers are ended while
+(:mod:`pytest_ocrmetrics.core.cleanup`): a run stopped with Ctrl-C, also under pytest-xdist whose workers are ended while
 their prefetch thread is inside Tesseract, leaves nothing behind (SIGKILL excepted).
 """
 
@@ -42,8 +42,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from pytest_ocrmetrics import cleanup
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core import cleanup
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import (
     image_decode_problem,
     image_temp_file,

@@ -28,7 +28,7 @@ The package is split along its jobs, one module each:
 
 - :mod:`~pytest_ocrmetrics.gating.gates`: suite gates on a run's aggregates;
 - :mod:`~pytest_ocrmetrics.gating.tolerances`: how much worse a metric may get than the baseline;
-- :mod:`~pytest_ocrmetrics.gating.runfile`: reading and validating JSON run files (NaN and infinity refused);
+- :mod:`~pytest_ocrmetrics.runfile.read`: reading and validating JSON run files (NaN and infinity refused);
 - :mod:`~pytest_ocrmetrics.gating.comparison`: a run against a baseline run, per document and per aggregate
   (a comparison that matches no document fails, one across normalization settings warns);
 - :mod:`~pytest_ocrmetrics.gating.facts`: page-level facts that passed in the baseline and fail now;
@@ -56,7 +56,7 @@ from pytest_ocrmetrics.gating.comparison import (
 )
 from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
 from pytest_ocrmetrics.gating.gates import OPERATORS, STATISTICS, Gate, GateResult, evaluate_gates, parse_gate
-from pytest_ocrmetrics.gating.runfile import (
+from pytest_ocrmetrics.runfile.read import (
     SCORED_OUTCOMES,
     DocumentKey,
     RunFileError,

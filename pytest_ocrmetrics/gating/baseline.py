@@ -19,7 +19,7 @@ from pytest_ocrmetrics.gating.comparison import (
     normalization_mismatch,
 )
 from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
-from pytest_ocrmetrics.gating.runfile import DocumentKey, RunFileError, load_run, scored_documents
+from pytest_ocrmetrics.runfile.read import DocumentKey, RunFileError, load_run, scored_documents
 from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, resolve_tolerances
 
 __all__ = ["Baseline"]

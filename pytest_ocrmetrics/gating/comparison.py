@@ -13,9 +13,9 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 from pytest_ocrmetrics.gating._numbers import EPS, finite, fmt_delta, fmt_number
 from pytest_ocrmetrics.gating.facts import FactChange, document_facts, fact_changes
 from pytest_ocrmetrics.gating.bootstrap import metric_series, paired_bootstrap_intervals
-from pytest_ocrmetrics.gating.runfile import DocumentKey, doc_key, scored_documents
+from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
+from pytest_ocrmetrics.runfile.read import DocumentKey, doc_key, scored_documents
 from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, resolve_tolerances, tolerance_for
-from pytest_ocrmetrics.metrics.normalize import get_profile
 from pytest_ocrmetrics.metrics.registry import METRICS, regression
 
 __all__ = ["Regression", "Improvement", "AggregateDelta", "DocumentRef", "Comparison", "compare_runs",
@@ -37,7 +37,7 @@ def parse_document_regressions(value: object) -> str:
     """
     text = str(value).strip().lower()
     if text not in DOCUMENT_REGRESSION_POLICIES:
-        from pytest_ocrmetrics.hints import did_you_mean
+        from pytest_ocrmetrics.core.hints import did_you_mean
 
         raise ValueError(f"{str(value)!r} is not a document regression policy{did_you_mean(text, DOCUMENT_REGRESSION_POLICIES)}; "
                          f"choose one of: {', '.join(DOCUMENT_REGRESSION_POLICIES)}")
@@ -669,49 +669,6 @@ def _unmatched_tolerances(tolerances: Mapping[str, Tolerance], aggregates: Seque
     return tuple(messages)
 
 
-#: What a run file's ``normalization`` object means when a key is absent (files of pytest-ocrmetrics 0.1.0).
-_ABSENT = {"field_compare": "normalized", "definitions": 1}
-#: word matching (crr, word_f1) when ``word_match`` or one of its keys is absent: what every run used before it was
-#: configurable, the evaluator's defaults
-_WORD_MATCH_DEFAULTS = {"distance": 1, "case_sensitive": False, "ignore_punctuation": True}
-
-
-def describe_normalization(normalization: Mapping[str, Any], other: Mapping[str, Any] | None = None) -> str:
-    """``normalization 'nfc', unit 'grapheme', tokenizer 'whitespace'``: a run file's ``normalization`` in words.
-
-    The field comparison, the metric definitions version and the word matching are named too when they differ from
-    ``other``.
-    """
-    words = [("normalization", "name"), ("unit", "unit"), ("tokenizer", "tokenizer")]
-    words += [(word, key) for word, key in (("field comparison", "field_compare"), ("metric definitions", "definitions"),
-                                            ("word matching", "word_match"))
-              if other is not None and _setting(normalization, key) != _setting(other, key)]
-    return ", ".join(f"{word} {str(_setting(normalization, key))!r}" for word, key in words)
-
-
-def _setting(normalization: Mapping[str, Any], key: str) -> Any:
-    if key == "word_match":  # one word: "distance=1 case_sensitive=False ignore_punctuation=True"
-        given = normalization.get(key)
-        settings = {**_WORD_MATCH_DEFAULTS, **(given if isinstance(given, Mapping) else {})}
-        return " ".join(f"{name}={settings[name]}" for name in _WORD_MATCH_DEFAULTS)
-    return normalization.get(key, _ABSENT.get(key))
-
-
-def _same_normalization(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Same profile, unit and tokenizer, same field comparison, metric definitions and word matching: comparable
-    numbers."""
-    def canonical(n: Mapping[str, Any]) -> tuple[str, ...]:
-        name = str(n.get("name"))
-        try:
-            name = get_profile(name).name  # "NFC+casefold" and "nfc+casefold" are one profile
-        except ValueError:
-            pass
-        keys = ("unit", "tokenizer", "field_compare", "definitions", "word_match")
-        return (name, *(str(_setting(n, key)) for key in keys))
-
-    return canonical(a) == canonical(b)
-
-
 def normalization_mismatch(
     baseline: Mapping[str, Any], current: Mapping[str, Any], *, baseline_name: str, override: str,
     current_name: str = "this run",
@@ -728,7 +685,7 @@ def normalization_mismatch(
     normalization 'lenient', unit 'grapheme', tokenizer 'whitespace'; make the baseline again with the same settings
     or pass --ocr-baseline-allow-mismatch to compare anyway"
     """
-    if _same_normalization(baseline, current):
+    if same_normalization(baseline, current):
         return None
     return (f"{baseline_name} was made with {describe_normalization(baseline, current)}, {current_name} uses "
             f"{describe_normalization(current, baseline)}; make the baseline again with the same settings or pass "
@@ -736,7 +693,7 @@ def normalization_mismatch(
 
 
 def _normalization_warning(label: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str | None:
-    if not old or not new or _same_normalization(old, new):
+    if not old or not new or same_normalization(old, new):
         return None
     return (f"{label} was made with {describe_normalization(old, new)}, "
             f"this run uses {describe_normalization(new, old)}: "

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 from pytest_ocrmetrics.gating._numbers import EPS, fmt_number
 from pytest_ocrmetrics.metrics.registry import METRICS, MetricSpec, unknown_metric_message
-from pytest_ocrmetrics.thresholds import format_limit, parse_limit
+from pytest_ocrmetrics.metrics.thresholds import format_limit, parse_limit
 
 __all__ = ["STATISTICS", "OPERATORS", "Gate", "GateResult", "parse_gate", "evaluate_gates"]
 
@@ -87,7 +87,7 @@ def parse_gate(expr: str) -> Gate:
     ``STATISTIC`` is one of :data:`STATISTICS` (default ``micro``, the corpus value); ``OP`` one of ``<= < >= >``;
     the optional bracket restricts the gate to engines / datasets matching ``fnmatch`` patterns. The operator must
     point the metric's good way (``cer<=``, ``field_f1>=``): a gate that would fail when quality *improves* is a
-    typo and is refused. ``VALUE`` is read as every limit is (:func:`~pytest_ocrmetrics.thresholds.parse_limit`): a
+    typo and is refused. ``VALUE`` is read as every limit is (:func:`~pytest_ocrmetrics.metrics.thresholds.parse_limit`): a
     fraction or an explicit percentage (``cer<=3%`` is ``cer<=0.03``); a plain number above 1 on a fraction metric
     is a percent typo and is refused (``cer<=5``, ``field_f1>=90``).
     Every mistake raises a one-sentence ``ValueError`` naming the expression and the valid choices.
@@ -109,7 +109,7 @@ def parse_gate(expr: str) -> Gate:
     stat = (match["stat"] or "micro").lower()
     metric, op, value, scope = match["metric"], match["op"], match["value"], match["scope"]
     if stat not in STATISTICS:
-        from pytest_ocrmetrics.hints import did_you_mean
+        from pytest_ocrmetrics.core.hints import did_you_mean
 
         raise ValueError(f"{where}: unknown statistic {stat!r}{did_you_mean(stat, STATISTICS)}; "
                          f"valid statistics: {', '.join(STATISTICS)}")

@@ -237,7 +237,7 @@ def _parse(spec: str) -> NormalizationProfile:
         elif part in STEPS:
             steps.append(part)
         else:
-            from pytest_ocrmetrics.hints import did_you_mean  # only for the error
+            from pytest_ocrmetrics.core.hints import did_you_mean  # only for the error
 
             names = sorted(set(STEPS) | set(PRESETS))
             raise ValueError(f"unknown normalization step {part!r} in {spec!r}{did_you_mean(part, names)}; valid "

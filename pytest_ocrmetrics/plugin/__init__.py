@@ -27,10 +27,10 @@ from typing import Any, Generator
 
 import pytest
 
-from pytest_ocrmetrics import hookspecs
-from pytest_ocrmetrics.options import add_options
+from pytest_ocrmetrics.plugin import hookspecs
+from pytest_ocrmetrics.plugin.options import add_options
 from pytest_ocrmetrics.plugin.checks import OcrTruncatedWarning, check_test_function, fail_broken_dataset
-from pytest_ocrmetrics.plugin.configure import JUNIT_DEFAULT_METRICS, _output_cache, configure_run
+from pytest_ocrmetrics.plugin.configure import JUNIT_DEFAULT_METRICS, configure_run
 from pytest_ocrmetrics.plugin.fixtures import _ocr_case, ocr_document, ocr_engine, ocr_output, ocr_score
 from pytest_ocrmetrics.plugin.items import (OcrDatasetCollector, OcrDocumentItem, OcrFactItem, OcrFactItemsWarning,
                                             add_dataset_items, generate_tests, ignored_by_collection)
@@ -113,12 +113,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Generator[None, Any, Any]:
     data = yield
     return clean_serialized(data)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    state = session.config.stash[STATE]
-    state.runner.cache = _output_cache(session.config, state.settings)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

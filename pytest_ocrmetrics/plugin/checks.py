@@ -13,9 +13,9 @@ from pytest_ocrmetrics.assertions import OcrTestContext, failure_message
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
-from pytest_ocrmetrics.runner import EngineCreationError, OcrCase, printable_id
-from pytest_ocrmetrics.scoring import DocumentScore, ScoringError, with_metrics
-from pytest_ocrmetrics.thresholds import applicable_thresholds, parse_limit
+from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrCase, printable_id
+from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, with_metrics
+from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds, parse_limit
 
 
 class OcrTruncatedWarning(UserWarning):
@@ -39,7 +39,7 @@ def _item_state(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemSta
 
 def _creation_message(exc: EngineCreationError) -> str:
     """The one line every test of an engine that could not be created shows (control characters made visible)."""
-    from pytest_ocrmetrics.reporting.safe_text import show_controls
+    from pytest_ocrmetrics.core.safe_text import show_controls
 
     return show_controls(str(exc))
 
@@ -129,7 +129,7 @@ def _names_ground_truth(message: str, source: str) -> bool:
 def _marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, float]:
     """The ``ocr_thresholds`` limits on ``node`` (the closest marker wins), each a number or a percentage
     (``cer="5%"``); a metric name that is not registered or a value that is not a sensible limit (``field_f1=90``,
-    ``cer=5``: :func:`~pytest_ocrmetrics.thresholds.parse_limit`) raises ``ValueError`` with one sentence."""
+    ``cer=5``: :func:`~pytest_ocrmetrics.metrics.thresholds.parse_limit`) raises ``ValueError`` with one sentence."""
     limits: dict[str, float] = {}
     for marker in reversed(list(node.iter_markers("ocr_thresholds"))):
         for name, value in marker.kwargs.items():
@@ -186,7 +186,7 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
 
 
 def _applicable_thresholds(state: PluginState, document: Any, limits: dict[str, float], *, facts: bool) -> Any:
-    """:func:`~pytest_ocrmetrics.thresholds.applicable_thresholds`; for a document without thresholds or facts of
+    """:func:`~pytest_ocrmetrics.metrics.thresholds.applicable_thresholds`; for a document without thresholds or facts of
     its own in a test without limits (the usual case), the command line's, worked out once per run."""
     if limits or document.thresholds or document.facts:
         return applicable_thresholds(document, limits, state.settings.command_line_thresholds(), facts=facts)

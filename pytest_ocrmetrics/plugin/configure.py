@@ -14,14 +14,14 @@ import pytest
 from pytest_ocrmetrics.engines.base import EngineOptionError
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS
-from pytest_ocrmetrics.options import OcrSettings
+from pytest_ocrmetrics.plugin.options import OcrSettings
 from pytest_ocrmetrics.plugin.items import _no_engine_hint, cli_datasets
 from pytest_ocrmetrics.plugin.scheduling import _ShardHooks, _unfreeze_gc, _XdistHooks
 from pytest_ocrmetrics.plugin.session import _SessionHooks
 from pytest_ocrmetrics.plugin.state import STATE, PluginState
-from pytest_ocrmetrics.results import RunResults
-from pytest_ocrmetrics.runner import OcrRunner
-from pytest_ocrmetrics.scoring import with_metrics
+from pytest_ocrmetrics.runfile.results import RunResults
+from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
+from pytest_ocrmetrics.scoring.document import ScoringOptions, with_metrics
 
 
 def configure_run(config: pytest.Config) -> None:
@@ -32,8 +32,14 @@ def configure_run(config: pytest.Config) -> None:
     settings = OcrSettings.from_config(config)
     registry = default_registry()
     config.hook.pytest_ocrmetrics_register_engines(registry=registry)
+    gates, tolerances, baseline = _gating_settings(settings)
+    # a metric computed only on request (crr, word_f1, ...) is requested by a threshold, gate or tolerance naming it:
+    # a threshold on a metric nobody computed would pass having checked nothing
+    scoring = with_metrics(scoring_options(settings), [*settings.command_line_thresholds(),
+                                                        *(gate.metric for gate in gates), *tolerances])
     try:
-        runner = OcrRunner(settings, registry)
+        runner = OcrRunner(runner_settings(settings), registry, scoring=scoring,
+                           cache=_output_cache(config, settings) if settings.engines else None)
         runner.validate()
     except (EngineOptionError, KeyError, ValueError) as exc:
         raise pytest.UsageError(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
@@ -45,11 +51,6 @@ def configure_run(config: pytest.Config) -> None:
     datasets_only = _datasets_only(config, settings)
     if datasets_only and not runner.engines:
         raise pytest.UsageError(f"--ocr-dataset needs an engine: {_no_engine_hint(runner)}")
-    gates, tolerances, baseline = _gating_settings(settings)
-    # a metric computed only on request (crr, word_f1, ...) is requested by a threshold, gate or tolerance naming it:
-    # a threshold on a metric nobody computed would pass having checked nothing
-    runner.scoring = with_metrics(runner.scoring, [*settings.command_line_thresholds(),
-                                                   *(gate.metric for gate in gates), *tolerances])
     config.stash[STATE] = PluginState(settings, runner, results, is_worker=hasattr(config, "workerinput"),
                                       gates=gates, tolerances=tolerances, baseline=baseline,
                                       datasets_only=datasets_only,
@@ -232,11 +233,26 @@ def _inside(path: str, folder: str) -> bool:
         return False
 
 
+def runner_settings(settings: OcrSettings) -> RunnerSettings:
+    """The runner's part of the ``--ocr-*`` settings."""
+    return RunnerSettings(engines=settings.engines, engine_options=settings.engine_options, limit=settings.limit,
+                          pdf_longest_side=settings.pdf_longest_side, repeats=settings.repeats,
+                          concurrency=settings.concurrency)
+
+
+def scoring_options(settings: OcrSettings) -> ScoringOptions:
+    """How documents are scored, from the ``--ocr-*`` settings."""
+    return ScoringOptions(normalize=settings.normalize, unit=settings.unit, tokenizer=settings.tokenizer,
+                          extra_metrics=settings.extra_metrics, field_compare=settings.field_compare,
+                          word_distance=settings.word_distance, word_case_sensitive=settings.word_case_sensitive,
+                          word_ignore_punctuation=settings.word_ignore_punctuation)
+
+
 def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:
     """The engine output cache: --ocr-cache-dir, else inside pytest's cache directory; None with --ocr-no-cache."""
     if not settings.cache:
         return None
-    from pytest_ocrmetrics.cache import OutputCache
+    from pytest_ocrmetrics.engines.cache import OutputCache
 
     directory = settings.cache_dir
     if directory is None:

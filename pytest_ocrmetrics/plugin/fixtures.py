@@ -11,8 +11,8 @@ from pytest_ocrmetrics.assertions import current_context
 from pytest_ocrmetrics.engines.base import EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.plugin.checks import _creation_message, _item_state, _recognize
 from pytest_ocrmetrics.plugin.state import ITEM_STATE, _state
-from pytest_ocrmetrics.runner import EngineCreationError, OcrCase, printable_id
-from pytest_ocrmetrics.scoring import DocumentScore, ScoringError
+from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrCase, printable_id
+from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def _ocr_case(request: pytest.FixtureRequest) -> OcrCase:
 
 @pytest.fixture
 def ocr_document(_ocr_case: OcrCase) -> Any:
-    """The :class:`~pytest_ocrmetrics.documents.Document` of this test: image path, reference text, fields."""
+    """The :class:`~pytest_ocrmetrics.core.documents.Document` of this test: image path, reference text, fields."""
     return _ocr_case.document
 
 
@@ -59,7 +59,7 @@ def ocr_output(request: pytest.FixtureRequest, _ocr_case: OcrCase) -> Generator[
 
 @pytest.fixture
 def ocr_score(request: pytest.FixtureRequest, ocr_output: OcrOutput) -> DocumentScore:
-    """Every metric of this output against this document (:class:`~pytest_ocrmetrics.scoring.DocumentScore`); a
+    """Every metric of this output against this document (:class:`~pytest_ocrmetrics.scoring.document.DocumentScore`); a
     document that cannot be scored errors the test with its sentence."""
     try:
         return request.node.stash[ITEM_STATE].context.score_output(ocr_output)

@@ -18,8 +18,8 @@ from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.plugin.checks import (_check_thresholds, _fact_regressions, _item_state, _marker_limits,
                                              _recognize, fail_unchecked_facts)
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
-from pytest_ocrmetrics.runner import OcrCase, OcrRunner, printable_id
-from pytest_ocrmetrics.scoring import DocumentScore, ScoringError
+from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner, printable_id
+from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError
 
 
 class OcrFactItemsWarning(UserWarning):

@@ -11,8 +11,8 @@ import pytest
 from pytest_ocrmetrics.plugin.checks import _item_state
 from pytest_ocrmetrics.plugin.items import OcrDocumentItem, _case_of
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
-from pytest_ocrmetrics.reporting.safe_text import clean_text
-from pytest_ocrmetrics.scoring import ScoringError, document_record
+from pytest_ocrmetrics.core.safe_text import clean_text
+from pytest_ocrmetrics.scoring.document import ScoringError, document_record
 
 
 def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dict[str, Any]:
@@ -108,7 +108,7 @@ def clean_serialized(data: Any) -> Any:
     counts its own replacements as ``replaced_characters`` (the run file's total includes them)."""
     if not isinstance(data, dict):
         return data
-    from pytest_ocrmetrics.reporting.safe_text import clean_run
+    from pytest_ocrmetrics.core.safe_text import clean_run
 
     record = data.get("ocr_record")
     if isinstance(record, dict):

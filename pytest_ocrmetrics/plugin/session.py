@@ -14,7 +14,7 @@ from pytest_ocrmetrics.assertions import METRIC_NEEDS
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
 from pytest_ocrmetrics.plugin.state import _REPORTS, PluginState, _state
-from pytest_ocrmetrics.runner import printable_id
+from pytest_ocrmetrics.scoring.runner import printable_id
 
 _XDIST_HEADER = re.compile(r"^\[gw\d+\] [^\n]*\n")
 
@@ -123,7 +123,7 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
         for problem in config.stash.get(_REPORTS, ({}, []))[1]:
             terminalreporter.write_line(problem, red=True, bold=True)
         return
-    from pytest_ocrmetrics.reporting.safe_text import show_controls
+    from pytest_ocrmetrics.core.safe_text import show_controls
 
     lines = [(line, False) for line in render_summary(state.run, mode=state.settings.summary,
                                                         columns=state.settings.columns)]
@@ -210,10 +210,10 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
         add_crashed(state)
     if state.is_worker or not _has_a_run(state):
         return
-    from pytest_ocrmetrics.reporting.safe_text import clean_run, sanitize_run, xml_safe
+    from pytest_ocrmetrics.core.safe_text import clean_run, sanitize_run, xml_safe
     from pytest_ocrmetrics.reporting.files import ReportError, write_reports
     from pytest_ocrmetrics.reporting.junit import suite_properties
-    from pytest_ocrmetrics.verdict import Verdict, judge_run
+    from pytest_ocrmetrics.gating.verdict import Verdict, judge_run
 
     settings = state.settings
     try:
@@ -288,7 +288,7 @@ def _intervals_read(state: PluginState) -> bool:
 
 def _one_line(exc: BaseException) -> str:
     """``Type: first line of the message``, with control characters shown as marks."""
-    from pytest_ocrmetrics.reporting.safe_text import clean_text, show_controls
+    from pytest_ocrmetrics.core.safe_text import clean_text, show_controls
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return show_controls(clean_text(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[0])[:500]

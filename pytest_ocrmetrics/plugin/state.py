@@ -10,9 +10,9 @@ import pytest
 
 from pytest_ocrmetrics.assertions import OcrTestContext
 from pytest_ocrmetrics.engines.base import OcrOutput
-from pytest_ocrmetrics.options import OcrSettings
-from pytest_ocrmetrics.results import RunResults
-from pytest_ocrmetrics.runner import OcrCase, OcrRunner
+from pytest_ocrmetrics.plugin.options import OcrSettings
+from pytest_ocrmetrics.runfile.results import RunResults
+from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner
 
 CASE_ARG = "_ocr_case"  # the parameter that carries a test function's OcrCase (or _BrokenDataset)
 

@@ -95,7 +95,7 @@ def _command(run: Mapping[str, Any], engines: list[str], datasets: list[str]) ->
         words.append("--ocr-word-case-sensitive")
     if word_match.get("ignore_punctuation") is False:
         words.append("--ocr-word-keep-punctuation")
-    from pytest_ocrmetrics.scoring import DEFAULT_TEXT_METRICS
+    from pytest_ocrmetrics.scoring.document import DEFAULT_TEXT_METRICS
 
     default_metrics = set(DEFAULT_TEXT_METRICS) | {"field_f1", "field_precision", "field_recall", "json_valid",
                                                    "parse_success", "completeness", "fact_pass_rate"}
@@ -181,7 +181,7 @@ def benchmark_files(run: Mapping[str, Any], run_id: str) -> dict[str, Any]:
 def write_benchmark_dir(run: Mapping[str, Any], folder: str | Path) -> list[Path]:
     """Write ``config.json``, ``results.json`` and ``summary.json`` into ``folder`` (created; its name is the run id),
     each atomically; returns the paths written."""
-    from pytest_ocrmetrics.reporting.safe_text import write_text_atomic
+    from pytest_ocrmetrics.core.safe_text import write_text_atomic
 
     folder = Path(folder)
     written = []

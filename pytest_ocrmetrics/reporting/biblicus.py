@@ -184,7 +184,7 @@ def comparison_names(first: Mapping[str, Any], second: Mapping[str, Any]) -> tup
 def render_comparison(first: Mapping[str, Any], second: Mapping[str, Any], rows: Sequence[ComparisonRow], *,
                       decimals: int = 3) -> list[str]:
     """The document's comparison table: Metric, one column per pipeline, Winner (values at ``decimals``)."""
-    from pytest_ocrmetrics.reporting.safe_text import clean_text, show_controls
+    from pytest_ocrmetrics.core.safe_text import clean_text, show_controls
     from pytest_ocrmetrics.reporting.terminal import render_table
 
     names = comparison_names(first, second)

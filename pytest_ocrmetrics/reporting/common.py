@@ -29,7 +29,6 @@ __all__ = [
     "skipped_count",
     "collection_errors",
     "GateLike",
-    "doc_key",
     "OUTCOME_ORDER",
     "VERDICT_ORDER",
     "engine_order",
@@ -42,14 +41,6 @@ OUTCOME_ORDER: Mapping[str, int] = {"error": 0, "failed": 0, "passed": 1, "filte
 VERDICT_ORDER: Mapping[str, int] = {"regression": 0, "not-significant": 1, "improvement": 2, "unchanged": 3, "ungated": 4}
 
 GateLike = Union["Gate", "GateResult", str]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "doc_key":  # re-exported, imported when first used
-        from pytest_ocrmetrics.gating import doc_key
-
-        return doc_key
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def format_value(metric: str, value: float | None) -> str:
@@ -119,7 +110,7 @@ def worst_first(
     against a baseline), then by ``metric`` from worst to best; unscored documents last within each group."""
 
     if first:
-        from pytest_ocrmetrics.gating import doc_key
+        from pytest_ocrmetrics.runfile.read import doc_key
 
     def key(doc: Mapping[str, Any]) -> tuple[float, int, float, str]:
         rank: float = OUTCOME_ORDER.get(str(doc.get("outcome")), 4)
@@ -203,7 +194,7 @@ def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
             if n_doc:
                 bits.append(f"{n_doc} document{'s' if n_doc != 1 else ''} worse beyond tolerance"
                             + ("" if comparison.document_policy == "fail" else " (listed, not failed)"))
-    from pytest_ocrmetrics.verdict import documents_ask_for_checks, unevaluated_rows
+    from pytest_ocrmetrics.gating.verdict import documents_ask_for_checks, unevaluated_rows
 
     empty = [f"{row['engine']} / {row['dataset']}" for row in unevaluated_rows(run)]
     if empty:  # every document skipped or filtered (an engine missing here): its checks compared nothing

@@ -8,7 +8,7 @@ present in the run (registry order, raw values: fractions stay fractions, ``0.07
 Text from the run is untrusted: a text cell that starts with ``=``, ``+``, ``-``, ``@`` or a tab gets a leading
 ``'`` so a spreadsheet shows it instead of evaluating it as a formula (OWASP's advice; numbers such as ``-0.5`` stay
 numbers), and control characters other than line breaks (``\r\n`` becomes ``\n``) and tabs show as marks (``␀``,
-``␛``, a lone carriage return ``␍``: :mod:`~pytest_ocrmetrics.reporting.safe_text`).
+``␛``, a lone carriage return ``␍``: :mod:`~pytest_ocrmetrics.core.safe_text`).
 
 >>> from pytest_ocrmetrics.reporting.csv_report import render_csv
 >>> print(render_csv({"documents": [{"id": "a.png", "dataset": "d", "engine": "e", "outcome": "passed",
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from pytest_ocrmetrics.reporting.common import run_metrics
-from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
+from pytest_ocrmetrics.core.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_csv", "write_csv", "csv_columns"]
 

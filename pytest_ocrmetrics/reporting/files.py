@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:
-    from pytest_ocrmetrics.verdict import Verdict
+    from pytest_ocrmetrics.gating.verdict import Verdict
 
 __all__ = ["dump_run", "run_lines", "ReportError", "REPORT_TITLES", "write_reports"]
 
@@ -80,12 +80,12 @@ def write_reports(run: Mapping[str, Any], verdict: Verdict, *, json_path: Path |
     Returns the paths written, by kind (``json``, ``html``, ``csv``, ``markdown``, ``baseline``).
 
     Total by design: text that cannot be encoded (lone surrogates, non-characters) is replaced and counted first
-    (:func:`~pytest_ocrmetrics.reporting.safe_text.sanitize_run`, the count goes into the run file as
+    (:func:`~pytest_ocrmetrics.core.safe_text.sanitize_run`, the count goes into the run file as
     ``replaced_characters``), each file is written to a temporary file and renamed (a failure keeps the previous
     file), and a report that fails does not stop the others: after trying every one, :class:`ReportError` names
     each that failed.
     """
-    from pytest_ocrmetrics.reporting.safe_text import ReportPathError, sanitize_run, write_lines_atomic
+    from pytest_ocrmetrics.core.safe_text import ReportPathError, sanitize_run, write_lines_atomic
 
     run = sanitize_run(run)
     gates = list(verdict.gates)

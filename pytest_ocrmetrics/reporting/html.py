@@ -21,7 +21,7 @@ What it shows, top to bottom:
 
 OCR output is untrusted input: every piece of text from the run (output, ground truth, ids, engine and dataset
 names, messages, paths) goes through :func:`html.escape`, with control characters shown as marks (``␀``, ``␛``,
-``⟨RLO⟩``: :mod:`~pytest_ocrmetrics.reporting.safe_text`), no inline JSON is emitted, and a Content-Security-Policy
+``⟨RLO⟩``: :mod:`~pytest_ocrmetrics.core.safe_text`), no inline JSON is emitted, and a Content-Security-Policy
 allows only the report's own script and stylesheet (by hash) and ``data:`` images, so nothing is fetched.
 
 >>> from pytest_ocrmetrics.reporting.html import render_html
@@ -48,13 +48,13 @@ from pytest_ocrmetrics.metrics.registry import METRICS, regression
 from pytest_ocrmetrics.metrics.word_match import MAX_DISTANCE
 from pytest_ocrmetrics.reporting import charts
 from pytest_ocrmetrics.reporting.assets import CSS, JS, csp_hash
+from pytest_ocrmetrics.runfile.read import doc_key
 from pytest_ocrmetrics.reporting.common import (
     VERDICT_ORDER,
     GateLike,
     RunVerdict,
     collection_errors,
     direction_arrow,
-    doc_key,
     format_delta,
     format_value,
     gate_results,
@@ -68,7 +68,7 @@ from pytest_ocrmetrics.reporting.common import (
 )
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
 from pytest_ocrmetrics.reporting.images import ImageFinder
-from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
+from pytest_ocrmetrics.core.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_html", "write_html", "image_data_url", "engine_order"]
 
@@ -88,7 +88,7 @@ _MAX_RAW_IMAGE_BYTES = 1_500_000
 
 def e(value: Any) -> str:
     """Escape anything for HTML text and attribute values; control characters other than line breaks and tabs are
-    shown as marks (:func:`~pytest_ocrmetrics.reporting.safe_text.show_controls`), never written raw."""
+    shown as marks (:func:`~pytest_ocrmetrics.core.safe_text.show_controls`), never written raw."""
     return html.escape(show_controls("" if value is None else str(value), keep="\n\t"), quote=True)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
-    from pytest_ocrmetrics.verdict import Verdict
+    from pytest_ocrmetrics.gating.verdict import Verdict
 
 __all__ = ["suite_properties"]
 

@@ -6,7 +6,7 @@ gate results, the baseline comparison (gated aggregates with their bootstrap int
 documents, improvements in a collapsed block), the datasets that could not be loaded, the ground-truth entries
 skipped while loading and the worst documents. Every piece of text from the run is escaped for GitHub-flavoured Markdown, so an id like ``*x*|<b>``
 shows as written and cannot break the table; control characters show as marks (``␀``, ``␛``, ``⟨RLO⟩``:
-:mod:`~pytest_ocrmetrics.reporting.safe_text`).
+:mod:`~pytest_ocrmetrics.core.safe_text`).
 
 >>> from pytest_ocrmetrics.reporting.markdown import md_escape
 >>> md_escape("a|b <script>*x*")
@@ -37,7 +37,7 @@ from pytest_ocrmetrics.reporting.common import (
     skipped_entries,
     worst_first,
 )
-from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
+from pytest_ocrmetrics.core.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_markdown", "write_markdown", "md_escape"]
 

@@ -1,8 +1,8 @@
-"""The terminal summary table, aligned by display width (:func:`pytest_ocrmetrics.diff.display_width`: measured per
+"""The terminal summary table, aligned by display width (:func:`pytest_ocrmetrics.scoring.diff.display_width`: measured per
 grapheme cluster, so CJK characters and emoji take two columns and combining marks none).
 
 Cells are one line of visible text, printed grapheme cluster by cluster with the marks of the failure excerpts
-(:func:`pytest_ocrmetrics.diff.visible`: ``↵`` for a line break, ``␛`` for ESC, ``⟨RLO⟩``, ``⟨ZWSP⟩``, ...), so a
+(:func:`pytest_ocrmetrics.scoring.diff.visible`: ``↵`` for a line break, ``␛`` for ESC, ``⟨RLO⟩``, ``⟨ZWSP⟩``, ...), so a
 document id cannot move the cursor, recolour the terminal or reverse the rest of a row, and an emoji family or a
 conjunct prints whole.
 """
@@ -14,11 +14,11 @@ from typing import Any, Mapping, Sequence
 
 import regex
 
-from pytest_ocrmetrics.diff import display_width, visible
+from pytest_ocrmetrics.scoring.diff import display_width, visible
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
 from pytest_ocrmetrics.reporting.common import engine_order, format_delta, format_value
-from pytest_ocrmetrics.reporting.safe_text import clean_text
-from pytest_ocrmetrics.scoring import DEFAULT_TEXT_METRICS
+from pytest_ocrmetrics.core.safe_text import clean_text
+from pytest_ocrmetrics.scoring.document import DEFAULT_TEXT_METRICS
 
 __all__ = ["render_summary", "render_table", "paired_engine_lines"]
 

@@ -89,7 +89,7 @@ def test_a_fifo_sidecar_and_a_fifo_cache_entry_never_hang_the_run(pytester: pyte
     os.mkfifo(pages / "b.gt.txt")
     pytester.makeconftest(COUNTING_ENGINE)
     args = ["--ocr-dataset=pages", "--ocr-engine=counting", "--ocr-cache-dir=ocrcache", "--ocr-json=run.json",
-            "-W", "always::pytest_ocrmetrics.cache.OcrCacheWarning", *xdist]
+            "-W", "always::pytest_ocrmetrics.engines.cache.OcrCacheWarning", *xdist]
     first = pytester.runpytest_subprocess(*args, timeout=RUN_TIMEOUT_S)
     first.assert_outcomes(passed=2, errors=1)
     first.stdout.fnmatch_lines(["*b.gt.txt: ground-truth file is a FIFO (named pipe), not a regular file; replace it*"])

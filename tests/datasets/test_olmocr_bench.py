@@ -15,7 +15,7 @@ import pytest
 from pytest_ocrmetrics.datasets import DatasetError, load_dataset
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.engines.replay import ReplayEngine
-from pytest_ocrmetrics.scoring import score_document
+from pytest_ocrmetrics.scoring.document import score_document
 from tests.dataset_errors import entry_error
 
 # a one-page PDF with no content (what the benchmark's blank-page PDFs look like to a parser)
@@ -151,7 +151,7 @@ def test_a_pdf_page_is_rendered_as_the_documents_image(tmp_path: Path) -> None:
     png = page.image_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert Image.open(io.BytesIO(png)).size == (1288, 644)  # 200x100 pt, longest side at olmOCR's 1288 px
-    from pytest_ocrmetrics.cache import image_digest
+    from pytest_ocrmetrics.engines.cache import image_digest
 
     assert image_digest(page) == image_digest(page.with_image_bytes())  # the cache hashes the rendered page
 

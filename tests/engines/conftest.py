@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 
 
 def load_fake_server():  # by path, so it works under any --import-mode

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.base import EngineOptionError, EngineUnavailable, OcrEngine, Word
 from pytest_ocrmetrics.engines.deepseek import (
     DEEPSEEK_SPEC,
@@ -18,7 +18,7 @@ from pytest_ocrmetrics.engines.deepseek import (
     DeepSeekServerEngine,
     DeepSeekTransformersEngine,
 )
-from pytest_ocrmetrics.prefetch import Prefetcher
+from pytest_ocrmetrics.engines.prefetch import Prefetcher
 
 EOS = "<｜end▁of▁sentence｜>"
 HAVE_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None

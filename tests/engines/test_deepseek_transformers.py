@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, Word
 from pytest_ocrmetrics.engines.deepseek import DEEPSEEK_SPEC, DeepSeekRemoteCodeEngine, DeepSeekTransformersEngine
-from pytest_ocrmetrics.prefetch import Prefetcher
+from pytest_ocrmetrics.engines.prefetch import Prefetcher
 
 
 def _transformers_major() -> int:
@@ -196,7 +196,7 @@ def test_a_missing_model_is_unavailable_with_a_download_hint(tmp_path, make_docu
 
 
 def test_a_fully_cached_run_never_loads_the_model(tiny_ocr2, tmp_path):
-    from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+    from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 
     document = page(tmp_path, "c.png", (24, 24), (5, 5, 5))
     cache = OutputCache(tmp_path / "cache")
@@ -415,8 +415,7 @@ def test_remote_code_temporary_files_are_one_registered_folder_removed_after_the
         tiny_remote_code, tmp_path, monkeypatch, fails):
     """The image copy lives in infer()'s output folder, which is registered for removal at exit and on SIGTERM while
     the page runs (issue 20 A16) and removed after it, also when infer() fails."""
-    from pytest_ocrmetrics import cleanup
-
+    from pytest_ocrmetrics.core import cleanup
     engine = DEEPSEEK_SPEC.factory(
         "remote-code", {"model": str(tiny_remote_code), "trust_remote_code": "true", "device": "cpu"}
     )

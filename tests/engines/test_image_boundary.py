@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document, sniff_image_format
+from pytest_ocrmetrics.core.documents import Document, sniff_image_format
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, image_temp_file, read_image
 
 

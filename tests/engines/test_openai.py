@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, OcrEngine
 from pytest_ocrmetrics.engines.openai_compat import (
     DEFAULT_PROMPT,
@@ -18,7 +18,7 @@ from pytest_ocrmetrics.engines.openai_compat import (
     chat_completions_url,
     parse_json_answer,
 )
-from pytest_ocrmetrics.prefetch import Prefetcher
+from pytest_ocrmetrics.engines.prefetch import Prefetcher
 
 
 def engine_for(server, **options: str) -> OpenAIChatEngine:

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineOptionError, EngineSpec, OcrOutput
 from pytest_ocrmetrics.engines.registry import (
     EngineRegistry,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ocrmetrics.datasets import load_dataset
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.engines.replay import ReplayEngine
@@ -118,7 +118,7 @@ def test_identity_changes_when_the_predictions_change(tmp_path: Path) -> None:
 
 
 def test_ids_in_folders_fall_back_to_the_image_stem(tmp_path) -> None:
-    from pytest_ocrmetrics.documents import Document
+    from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.replay import ReplayEngine
 
     (tmp_path / "plate_01.txt").write_text("AB12", encoding="utf-8")
@@ -151,7 +151,7 @@ def test_a_broken_symlink_as_the_folder_names_its_target(tmp_path: Path) -> None
 def test_a_top_level_answer_and_class_are_the_tasks_prediction_not_fields(tmp_path: Path) -> None:
     """Issue 20 C7: a replayed qa answer / class could only be given inside "fields", where field F1 counted it as an
     extra field. Top-level "answer" / "class" feed the document's tasks; the fields stay the fields."""
-    from pytest_ocrmetrics.scoring import ScoringOptions, score_document
+    from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document
 
     write(tmp_path / "a.txt", "Total 12.50")
     write(tmp_path / "a.json", json.dumps({"fields": {"total": "12.50"}, "answer": " 12.50 ", "class": "receipt"}))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.engines.tesseract import TesseractEngine, parse_tsv, text_from_data
@@ -266,7 +266,7 @@ def test_a_page_that_fails_midway_leaves_nothing_in_the_folder(
 EXIT_SCRIPT = """
 import os, sys, threading, time
 from pathlib import Path
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.tesseract import TesseractEngine
 
 cmd, image, marker, how = sys.argv[1:]

@@ -27,7 +27,7 @@ DELIBERATE = {"present_single_space_hole": False, "absent_single_space_hole": Tr
 def sample_results(shared_data: Path) -> dict[str, dict]:
     from pytest_ocrmetrics.datasets.loading import load_dataset
     from pytest_ocrmetrics.engines.replay import ReplayEngine
-    from pytest_ocrmetrics.scoring import score_document
+    from pytest_ocrmetrics.scoring.document import score_document
 
     root = shared_data / "olmocr_bench_sample"
     if not root.is_dir():

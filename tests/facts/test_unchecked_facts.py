@@ -120,7 +120,7 @@ def test_every_fact_of_the_sample_is_the_benchmarks_verdict_or_not_checked(
     benchmark's over the facts we checked."""
     from pytest_ocrmetrics.datasets import load_dataset
     from pytest_ocrmetrics.engines.replay import ReplayEngine
-    from pytest_ocrmetrics.scoring import score_document
+    from pytest_ocrmetrics.scoring.document import score_document
 
     root = shared_data / "olmocr_bench_sample"
     if not root.is_dir():
@@ -163,10 +163,10 @@ def test_a_fact_not_checked_on_either_side_is_no_regression_nor_fix() -> None:
 
 def test_a_threshold_failure_lists_failed_facts_not_the_ones_not_checked(without_facts_extra: None) -> None:
     from pytest_ocrmetrics.assertions import failure_message
-    from pytest_ocrmetrics.documents import Document
+    from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
-    from pytest_ocrmetrics.scoring import score_document
-    from pytest_ocrmetrics.thresholds import applicable_thresholds
+    from pytest_ocrmetrics.scoring.document import score_document
+    from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds
 
     facts = (_fact(type="present", text="Total"), _fact(type="order", before="ab", after="cd", max_diffs=1))
     facts = (facts[0], model.Fact(**{**facts[1].__dict__, "id": "o"}))

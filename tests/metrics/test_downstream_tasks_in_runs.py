@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from pytest_ocrmetrics.datasets.base import document_from_entry
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
-from pytest_ocrmetrics.scoring import ScoringOptions, score_document, task_prediction
+from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document, task_prediction
 from tests.plugin.conftest import PNG_1X1
 
 pytest_plugins = ["pytester"]

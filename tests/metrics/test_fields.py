@@ -534,7 +534,7 @@ def test_anls_bad_inputs() -> None:
 ])
 def test_a_located_value_prefers_token_boundaries_among_ties(needle: str, text: str, expected: str) -> None:
     from pytest_ocrmetrics.metrics.fields import locate_value
-    from pytest_ocrmetrics.scoring import fields_from_text
+    from pytest_ocrmetrics.scoring.document import fields_from_text
 
     start, end = locate_value(needle, text)  # type: ignore[misc]
     assert text[start:end] == expected

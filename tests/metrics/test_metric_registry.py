@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric, is_better, regression
-from pytest_ocrmetrics.scoring import ScoringOptions, score_document
+from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document
 
 
 def test_scored_micro_metrics_carry_their_numerator_and_denominator() -> None:

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics import layout
 from pytest_ocrmetrics.metrics.fields import COMPARE_MODES, field_f1
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.scoring import DEFAULT_TEXT_METRICS, ScoringOptions, score_document
+from pytest_ocrmetrics.scoring.document import DEFAULT_TEXT_METRICS, ScoringOptions, score_document
 
 BIBLICUS = ("set_precision", "set_recall", "set_f1", "sequence_accuracy", "lcs_ratio", "bigram_overlap",
             "trigram_overlap", "character_accuracy")

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.scoring import ScoringOptions, score_document
+from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document
 
 SCHEMA = {"type": "object", "required": ["invoice_number", "date", "total"],
           "properties": {"total": {"type": "string"}}}

@@ -189,7 +189,7 @@ def test_exact_counts_are_symmetric(reference: str, hypothesis: str) -> None:
 
 def test_the_distance_range_is_document_002s_0_to_5() -> None:
     """Issue 20 C6: the page's threshold range 0-5 holds for the library too, refused with the page's sentence."""
-    from pytest_ocrmetrics.serve.api import MAX_THRESHOLD, ApiError, parse_options
+    from pytest_ocrmetrics.evaluator.serve.api import MAX_THRESHOLD, ApiError, parse_options
 
     assert word_match("kitten", "sitting", max_distance=5).fuzzy_count == 1  # the top of the range works
     with pytest.raises(ValueError) as raised:

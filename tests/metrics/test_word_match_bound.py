@@ -107,13 +107,13 @@ def test_without_a_bound_the_search_is_exact_whatever_it_costs(monkeypatch: pyte
 
 
 def test_the_evaluator_page_says_when_its_search_was_bounded() -> None:
-    from pytest_ocrmetrics.serve.api import analyze_texts
+    from pytest_ocrmetrics.evaluator.serve.api import analyze_texts
 
     small = analyze_texts("the quick brown fox", "the quik brown fox")
     assert "bounded" not in small and small["message"] is None
     reference = _random_words(60_000, "abcdefghijklmnopqrstuvwxyz", 2, 6, seed=1)
     hypothesis = _random_words(60_000, "abcdefghijklmnopqrstuvwxyz", 2, 6, seed=2)
-    from pytest_ocrmetrics.serve.api import MatchOptions
+    from pytest_ocrmetrics.evaluator.serve.api import MatchOptions
 
     big = analyze_texts(reference, hypothesis, MatchOptions(threshold=5))
     assert big["bounded"] is True and "too large to compare every pair" in big["message"]

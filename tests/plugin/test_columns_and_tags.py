@@ -16,7 +16,7 @@ import pytest
 
 from pytest_ocrmetrics.gating import validate_run
 from pytest_ocrmetrics.reporting.terminal import render_summary
-from pytest_ocrmetrics.results import RunResults
+from pytest_ocrmetrics.runfile.results import RunResults
 from tests.plugin.conftest import DOCS, make_dataset
 
 TAGGED = {
@@ -181,7 +181,7 @@ def test_render_summary_of_an_older_run_without_evaluated() -> None:
 
 
 def test_merged_shards_keep_the_tag_rows(pytester: pytest.Pytester) -> None:
-    from pytest_ocrmetrics.merge import merge_runs
+    from pytest_ocrmetrics.runfile.merge import merge_runs
 
     make_dataset(pytester.path, TAGGED)  # once: the replay engine's fingerprint is the same in every shard
     runs = []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ocrmetrics.gating import validate_run
-from pytest_ocrmetrics.merge import merge_runs
+from pytest_ocrmetrics.runfile.merge import merge_runs
 from pytest_ocrmetrics.metrics.facts.summary import summarize_facts
 from tests.plugin.conftest import make_dataset
 

@@ -67,7 +67,7 @@ def test_a_poisoned_cache_entry_is_recomputed_with_a_warning_never_an_internal_e
     for entry, poison in zip(entries, poisons):
         entry.write_text(json.dumps(POISONS[poison](json.loads(entry.read_text(encoding="utf-8")))), encoding="utf-8")
 
-    result = pytester.runpytest(*args, "-W", "always::pytest_ocrmetrics.cache.OcrCacheWarning")
+    result = pytester.runpytest(*args, "-W", "always::pytest_ocrmetrics.engines.cache.OcrCacheWarning")
     result.assert_outcomes(passed=3)
     assert result.ret == 0
     output = result.stdout.str() + result.stderr.str()

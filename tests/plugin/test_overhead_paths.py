@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from pytest_ocrmetrics.datasets import base, load_dataset
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.engines.replay import ReplayEngine
-from pytest_ocrmetrics.results import RunResults
+from pytest_ocrmetrics.runfile.results import RunResults
 from tests.plugin.conftest import PNG_1X1, make_dataset
 
 
@@ -343,9 +343,9 @@ def test_cached_documents_are_read_in_the_tests_thread_and_never_queued(tmp_path
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    import pytest_ocrmetrics.cache as cache_module
-    from pytest_ocrmetrics.cache import CachingEngine, OutputCache
-    from pytest_ocrmetrics.prefetch import Prefetcher
+    import pytest_ocrmetrics.engines.cache as cache_module
+    from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
+    from pytest_ocrmetrics.engines.prefetch import Prefetcher
 
     documents = _image_documents(tmp_path, 5)
     cache = OutputCache(tmp_path / "cache")
@@ -374,7 +374,7 @@ def test_cached_documents_are_read_in_the_tests_thread_and_never_queued(tmp_path
 
 
 def test_a_cached_image_changed_after_the_check_is_recognised_again(tmp_path: Path) -> None:
-    from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+    from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 
     documents = _image_documents(tmp_path, 1)
     cache = OutputCache(tmp_path / "cache")
@@ -544,7 +544,7 @@ def test_confusions_are_counted_only_when_a_report_shows_them(pytester: pytest.P
 
 def test_a_score_counts_its_confusions_when_they_are_read() -> None:
     from pytest_ocrmetrics.engines.base import OcrOutput
-    from pytest_ocrmetrics.scoring import score_document
+    from pytest_ocrmetrics.scoring.document import score_document
 
     document = Document(id="a", dataset="d", image_path=None, reference_text="INVOICE 10")
     score = score_document(document, OcrOutput(text="INV0ICE 1O"), engine="e")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_ocrmetrics.cli import main
-from pytest_ocrmetrics.serve.server import make_server, serve_in_thread
+from pytest_ocrmetrics.evaluator.serve.server import make_server, serve_in_thread
 from tests.plugin.conftest import make_dataset
 
 Image = pytest.importorskip("PIL.Image")

@@ -12,15 +12,14 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.cache import OutputCache
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.engines.cache import OutputCache
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.engines.repeats import RepeatingEngine, combine_repeats
-from pytest_ocrmetrics.options import OcrSettings
-from pytest_ocrmetrics.pdf import DEFAULT_LONGEST_SIDE
-from pytest_ocrmetrics.prefetch import Prefetcher
-from pytest_ocrmetrics.runner import OcrRunner
+from pytest_ocrmetrics.core.pdf import DEFAULT_LONGEST_SIDE
+from pytest_ocrmetrics.engines.prefetch import Prefetcher
+from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
 from tests.plugin.conftest import PNG_1X1, make_dataset
 
 # call n (from 0) of a document answers TEXTS[n % 3]; "b.png" fails on its second call with FAIL_ON set
@@ -327,7 +326,7 @@ def test_pdf_pages_are_rendered_at_the_configured_longest_side_and_keyed_by_it(t
     engine = _Sequence(["a"])
     keys = {}
     for side in (DEFAULT_LONGEST_SIDE, 500, 3333):
-        runner = OcrRunner(OcrSettings(pdf_longest_side=side), default_registry())
+        runner = OcrRunner(RunnerSettings(pdf_longest_side=side), default_registry())
         pages = {document.id: document for document in runner.dataset(root)}
         assert {page.render_longest_side for page in pages.values()} == {side}
         assert max(_size(pages["wide_pg1"].image_bytes())) == side

@@ -260,7 +260,7 @@ def test_control_characters_in_names_never_reach_the_terminal_or_the_junit_xml_r
 def test_a_bug_in_the_verdict_still_writes_every_report_and_fails_the_run(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever goes wrong after the tests (here: judging the gates), the reports are written and the run is red."""
-    import pytest_ocrmetrics.verdict as verdict_module
+    import pytest_ocrmetrics.gating.verdict as verdict_module
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom\x1b[2J")
@@ -280,7 +280,7 @@ def test_a_bug_in_the_verdict_still_writes_every_report_and_fails_the_run(
 
 def test_a_bug_building_the_run_is_one_line_and_a_red_run(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_ocrmetrics.results import RunResults
+    from pytest_ocrmetrics.runfile.results import RunResults
 
     def broken(self: Any, **kwargs: Any) -> Any:
         raise ValueError("no run today")

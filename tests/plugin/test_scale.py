@@ -78,12 +78,12 @@ def test_a_test_function_puts_what_it_checked_in_junit(pytester: pytest.Pytester
 
 def test_replay_engine_gets_no_prefetch_pool(tmp_path: Path) -> None:
     from pytest_ocrmetrics.engines.registry import default_registry
-    from pytest_ocrmetrics.options import OcrSettings
-    from pytest_ocrmetrics.prefetch import wants_prefetch
-    from pytest_ocrmetrics.runner import OcrCase, OcrRunner
+    from pytest_ocrmetrics.scoring.runner import RunnerSettings
+    from pytest_ocrmetrics.engines.prefetch import wants_prefetch
+    from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner
 
     make_dataset(tmp_path)
-    runner = OcrRunner(OcrSettings(engines=(f"replay:{tmp_path / 'preds'}",), concurrency=8), default_registry())
+    runner = OcrRunner(RunnerSettings(engines=(f"replay:{tmp_path / 'preds'}",), concurrency=8), default_registry())
     dataset = runner.dataset(tmp_path / "invoices")
     cases = [OcrCase(runner.engines[0], document, dataset) for document in dataset.documents]
     assert not wants_prefetch(runner.engine(runner.engines[0]), 8)
@@ -95,9 +95,9 @@ def test_replay_engine_gets_no_prefetch_pool(tmp_path: Path) -> None:
 
 
 def test_prefetcher_add_queues_more_documents_and_restarts_its_workers() -> None:
-    from pytest_ocrmetrics.documents import Document
+    from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
-    from pytest_ocrmetrics.prefetch import Prefetcher
+    from pytest_ocrmetrics.engines.prefetch import Prefetcher
 
     seen: list[str] = []
 
@@ -137,7 +137,7 @@ def test_xdist_worker_prefetches_the_documents_it_was_given(pytester: pytest.Pyt
 
 
 def test_records_are_spooled_and_read_back_fresh() -> None:
-    from pytest_ocrmetrics.results import RunResults, SpooledDocuments
+    from pytest_ocrmetrics.runfile.results import RunResults, SpooledDocuments
 
     results = RunResults()
     rng = random.Random(1)
@@ -165,7 +165,7 @@ def test_records_are_spooled_and_read_back_fresh() -> None:
 
 
 def test_run_file_is_written_piece_by_piece_as_dump_run_says() -> None:
-    from pytest_ocrmetrics.results import RunResults
+    from pytest_ocrmetrics.runfile.results import RunResults
     from pytest_ocrmetrics.reporting.files import dump_run, run_lines
 
     results = RunResults()

@@ -10,10 +10,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.structured import MAX_JSON_DEPTH
-from pytest_ocrmetrics.scoring import ScoringError, score_document
+from pytest_ocrmetrics.scoring.document import ScoringError, score_document
 from tests.plugin.conftest import make_dataset
 
 pytest_plugins = ["pytester"]

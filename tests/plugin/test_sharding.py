@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_ocrmetrics.cli import main
-from pytest_ocrmetrics.sharding import shard_index
+from pytest_ocrmetrics.runfile.sharding import shard_index
 
 from tests.plugin.conftest import make_dataset
 

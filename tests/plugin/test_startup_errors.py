@@ -134,8 +134,8 @@ def test_the_runner_raises_a_fresh_exception_each_time(tmp_path: Path) -> None:
     """The stored failure is text: each test gets a new exception without the previous tests' traceback."""
     from pytest_ocrmetrics.engines.base import EngineSpec, EngineUnavailable
     from pytest_ocrmetrics.engines.registry import EngineRegistry
-    from pytest_ocrmetrics.options import OcrSettings
-    from pytest_ocrmetrics.runner import EngineCreationError, OcrRunner
+    from pytest_ocrmetrics.scoring.runner import RunnerSettings
+    from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrRunner
 
     calls = []
 
@@ -149,7 +149,7 @@ def test_the_runner_raises_a_fresh_exception_each_time(tmp_path: Path) -> None:
     registry = EngineRegistry()
     registry.register(EngineSpec("broken", broken))
     registry.register(EngineSpec("missing", missing))
-    runner = OcrRunner(OcrSettings(engines=("broken", "missing")), registry)
+    runner = OcrRunner(RunnerSettings(engines=("broken", "missing")), registry)
     broken_choice, missing_choice = runner.engines
     raised = []
     for _ in range(3):

@@ -76,7 +76,7 @@ def test_a_threshold_that_cannot_be_checked_is_said_not_passed_over(pytester: py
 
 
 def test_merged_shards_add_up_the_unchecked_thresholds(pytester: pytest.Pytester) -> None:
-    from pytest_ocrmetrics.merge import merge_runs
+    from pytest_ocrmetrics.runfile.merge import merge_runs
 
     make_dataset(pytester.path)
     runs = []

@@ -154,7 +154,7 @@ def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp
     console error, lists every document, shows marks instead of raw controls and one embedded image for two engines
     (both engines' readings of a document in one side-by-side view)."""
     from pytest_ocrmetrics.reporting.files import write_reports
-    from pytest_ocrmetrics.verdict import Verdict
+    from pytest_ocrmetrics.gating.verdict import Verdict
 
     Image = pytest.importorskip("PIL.Image")
     Image.new("L", (200, 300), 200).save(tmp_path / "page.png")

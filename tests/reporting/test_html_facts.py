@@ -14,7 +14,7 @@ from ocr_run_factory import make_doc, make_run
 from pytest_ocrmetrics.metrics.facts import check_fact, check_repeats, parse_fact
 from pytest_ocrmetrics.metrics.facts.model import EXCERPT_CHARS, excerpt_of
 from pytest_ocrmetrics.reporting.html import MAX_FACT_TEXT, render_html, write_html
-from pytest_ocrmetrics.reporting.safe_text import sanitize_run
+from pytest_ocrmetrics.core.safe_text import sanitize_run
 from tests.plugin.conftest import make_dataset, plugin_args  # noqa: F401 (a fixture)
 from tests.reporting.test_html_report import Page
 

@@ -14,7 +14,7 @@ import pytest
 from ocr_run_factory import make_doc, make_run
 from pytest_ocrmetrics.gating import compare_runs
 from pytest_ocrmetrics.reporting.junit import suite_properties
-from pytest_ocrmetrics.verdict import Verdict
+from pytest_ocrmetrics.gating.verdict import Verdict
 
 
 def _runs(worse: dict[int, float]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from ocr_run_factory import make_doc, make_run
-from pytest_ocrmetrics.diff import display_width
+from pytest_ocrmetrics.scoring.diff import display_width
 from pytest_ocrmetrics.gating import validate_run
-from pytest_ocrmetrics.reporting import safe_text
+from pytest_ocrmetrics.core import safe_text
 from pytest_ocrmetrics.reporting.csv_report import render_csv
 from pytest_ocrmetrics.reporting.html import render_html
 from pytest_ocrmetrics.reporting.markdown import render_markdown
-from pytest_ocrmetrics.reporting.safe_text import (
+from pytest_ocrmetrics.core.safe_text import (
     clean_run,
     clean_text,
     sanitize_run,
@@ -30,7 +30,7 @@ from pytest_ocrmetrics.reporting.safe_text import (
 )
 from pytest_ocrmetrics.reporting.terminal import render_summary, render_table
 from pytest_ocrmetrics.reporting.files import ReportError, write_reports
-from pytest_ocrmetrics.verdict import Verdict
+from pytest_ocrmetrics.gating.verdict import Verdict
 
 FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # one cluster, two columns
 
@@ -116,7 +116,7 @@ def test_terminal_table_aligns_clusters_and_marks_controls() -> None:
 
 
 def test_terminal_confusions_show_marks_for_invisible_characters() -> None:
-    from pytest_ocrmetrics.results import RunResults
+    from pytest_ocrmetrics.runfile.results import RunResults
 
     results = RunResults()
     results.add({"id": "a", "dataset": "d", "engine": "e", "metrics": {"cer": 0.5}, "elapsed_s": 0.0,

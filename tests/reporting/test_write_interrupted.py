@@ -1,7 +1,7 @@
 """A report write that is stopped midway leaves no hidden temporary file (issue 20 A16).
 
 KeyboardInterrupt (and any exception) is handled by ``_write_atomic``'s own ``except BaseException``; SIGTERM ends the
-process without unwinding, so the temporary file is registered with :mod:`pytest_ocrmetrics.cleanup`, whose handler
+process without unwinding, so the temporary file is registered with :mod:`pytest_ocrmetrics.core.cleanup`, whose handler
 removes it and then lets the signal end the process. SIGKILL cannot be handled (documented, not tested).
 """
 
@@ -16,8 +16,8 @@ from typing import Iterator
 
 import pytest
 
-from pytest_ocrmetrics import cleanup
-from pytest_ocrmetrics.reporting.safe_text import write_lines_atomic
+from pytest_ocrmetrics.core import cleanup
+from pytest_ocrmetrics.core.safe_text import write_lines_atomic
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -41,7 +41,7 @@ def test_a_keyboard_interrupt_mid_write_removes_the_temporary_file(tmp_path: Pat
 
 SIGTERM_SCRIPT = """
 import os, signal, sys
-from pytest_ocrmetrics.reporting.safe_text import write_lines_atomic
+from pytest_ocrmetrics.core.safe_text import write_lines_atomic
 
 def pieces():
     yield "first part"
@@ -67,7 +67,7 @@ def test_sigterm_mid_write_removes_the_temporary_file_and_still_ends_the_process
 def test_an_applications_own_sigterm_handler_is_kept(tmp_path: Path) -> None:
     script = """
 import signal, sys
-from pytest_ocrmetrics import cleanup
+from pytest_ocrmetrics.core import cleanup
 seen = []
 signal.signal(signal.SIGTERM, lambda *a: seen.append(1))
 cleanup.register(sys.argv[1])

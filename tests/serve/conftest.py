@@ -6,7 +6,7 @@ from typing import Iterator
 
 import pytest
 
-from pytest_ocrmetrics.serve.server import EvaluatorServer
+from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer
 from serve_helpers import Client, sample_run, serve
 
 

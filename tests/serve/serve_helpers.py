@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from ocr_run_factory import make_doc, make_run
-from pytest_ocrmetrics.serve.server import EvaluatorServer, make_server, serve_in_thread
+from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer, make_server, serve_in_thread
 
 
 @dataclass

@@ -21,8 +21,8 @@ import pytest
 
 from serve_helpers import Client, multipart, sample_run
 from pytest_ocrmetrics import cli
-from pytest_ocrmetrics.serve.api import MAX_BODY_BYTES, MAX_TOKENS, ApiError, analyze_texts, parse_multipart
-from pytest_ocrmetrics.serve.server import EvaluatorServer, make_server
+from pytest_ocrmetrics.evaluator.serve.api import MAX_BODY_BYTES, MAX_TOKENS, ApiError, analyze_texts, parse_multipart
+from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer, make_server
 
 QUICK = {"ground_truth": "The quick brown fox", "ocr_output": "The quik brown"}
 MANUAL = {"ground_truth": "The quick brown fox jumps over the lazy dog",
@@ -228,7 +228,7 @@ def test_page_is_self_contained_with_a_strict_policy(client: Client) -> None:
 
 def test_a_defect_still_gets_a_json_answer(client: Client, monkeypatch: pytest.MonkeyPatch,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    import pytest_ocrmetrics.serve.server as server_module
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
 
     def broken(data: Any) -> Any:
         raise ZeroDivisionError("division by zero")
@@ -513,7 +513,7 @@ def _trickle(server: EvaluatorServer, head: bytes, body: bytes, every_s: float) 
 
 def test_a_body_trickled_past_the_deadline_is_cut_off(server: EvaluatorServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """Slowloris: a byte every 0.2 s never trips the 30 s read timeout; the request's total deadline does."""
-    import pytest_ocrmetrics.serve.server as server_module
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
 
     monkeypatch.setattr(server_module, "_REQUEST_DEADLINE_S", 1.0)
     body = json.dumps(QUICK).encode()
@@ -525,7 +525,7 @@ def test_a_body_trickled_past_the_deadline_is_cut_off(server: EvaluatorServer, m
 
 def test_headers_trickled_past_the_deadline_close_the_connection(server: EvaluatorServer,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_ocrmetrics.serve.server as server_module
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
 
     monkeypatch.setattr(server_module, "_REQUEST_DEADLINE_S", 1.0)
     answer = _trickle(server, b"GET / HTTP/1.1\r\n", b"X-Slow: " + b"a" * 40 + b"\r\n\r\n", every_s=0.2)
@@ -534,7 +534,7 @@ def test_headers_trickled_past_the_deadline_close_the_connection(server: Evaluat
 
 def test_a_request_within_the_deadline_is_answered_and_the_work_is_not_limited(
         client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_ocrmetrics.serve.server as server_module
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
 
     monkeypatch.setattr(server_module, "_REQUEST_DEADLINE_S", 1.0)
     answer = client.analyze(**QUICK)
@@ -546,7 +546,7 @@ def test_a_request_within_the_deadline_is_answered_and_the_work_is_not_limited(
 
 def _calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[Any]:
     """Record every call of the server's ``analyze`` or ``batch`` (still computing the answer)."""
-    import pytest_ocrmetrics.serve.server as server_module
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
 
     calls: list[Any] = []
     original = getattr(server_module, name)
@@ -611,7 +611,7 @@ def test_the_origin_is_compared_with_the_host_the_request_was_sent_to(client: Cl
 
 
 def test_a_body_over_the_set_limit_is_refused_before_it_is_read() -> None:
-    from pytest_ocrmetrics.serve.server import serve_in_thread
+    from pytest_ocrmetrics.evaluator.serve.server import serve_in_thread
 
     small = make_server("127.0.0.1", 0, quiet=True, max_body_bytes=1024)
     thread = serve_in_thread(small)
@@ -650,8 +650,8 @@ def test_odd_content_lengths_get_one_sentence(server: EvaluatorServer, length: s
 
 def test_at_most_two_computations_at_once_and_the_next_gets_503(monkeypatch: pytest.MonkeyPatch) -> None:
     """Deterministic: the first two requests are held inside the computation until the test lets them go."""
-    import pytest_ocrmetrics.serve.server as server_module
-    from pytest_ocrmetrics.serve.server import MAX_COMPUTATIONS, serve_in_thread
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
+    from pytest_ocrmetrics.evaluator.serve.server import MAX_COMPUTATIONS, serve_in_thread
 
     assert MAX_COMPUTATIONS == 2
     busy = make_server("127.0.0.1", 0, quiet=True)

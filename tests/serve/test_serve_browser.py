@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.serve.server import EvaluatorServer
+from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer
 
 SCREENSHOTS = os.environ.get("OCR_SCREENSHOTS")
 
@@ -306,7 +306,7 @@ def test_the_page_waits_and_retries_when_the_server_is_busy(browser: Any, server
     import json
     import threading
 
-    import pytest_ocrmetrics.serve.server as server_module
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
     from serve_helpers import Client
 
     entered, release = threading.Semaphore(0), threading.Event()

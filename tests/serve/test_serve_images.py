@@ -8,7 +8,7 @@ from typing import Any, Iterator
 import pytest
 
 from ocr_run_factory import make_doc, make_run
-from pytest_ocrmetrics.serve.server import EvaluatorServer, make_server, serve_in_thread
+from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer, make_server, serve_in_thread
 from serve_helpers import Client
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"

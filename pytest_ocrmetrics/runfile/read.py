@@ -28,7 +28,7 @@ _SCHEMA: dict[str, Any] | None = None
 def _schema() -> dict[str, Any]:
     global _SCHEMA
     if _SCHEMA is None:
-        path = Path(__file__).parent.parent / "reporting" / "run_schema.json"
+        path = Path(__file__).with_name("run_schema.json")
         _SCHEMA = json.loads(path.read_text(encoding="utf-8"))
     return _SCHEMA
 
@@ -48,7 +48,7 @@ def validate_run(run: Any, source: str = "run") -> dict[str, Any]:
     >>> validate_run(run)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    pytest_ocrmetrics.gating.runfile.RunFileError: run holds NaN at documents/0/metrics/cer, in document 'a.png' ...
+    pytest_ocrmetrics.runfile.read.RunFileError: run holds NaN at documents/0/metrics/cer, in document 'a.png' ...
     """
     import jsonschema
 

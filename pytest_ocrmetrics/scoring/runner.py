@@ -13,14 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_ocrmetrics.cache import CachingEngine, OutputCache
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, load_dataset
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrEngine, OcrOutput
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
 from pytest_ocrmetrics.engines.repeats import OcrRepeatsWarning, RepeatingEngine, not_repeated_message
-from pytest_ocrmetrics.options import OcrSettings
-from pytest_ocrmetrics.scoring import ScoringOptions, check_output_length
+from pytest_ocrmetrics.scoring.document import ScoringOptions, check_output_length
 
 __all__ = ["OcrRunner", "EngineChoice", "OcrCase", "DocumentUnreadable", "EngineCreationError"]
 
@@ -86,7 +85,7 @@ def printable_id(text: str) -> str:
     >>> printable_id("replay-scan" + chr(0x1B) + "[31m.png"), printable_id("replay-façade 京.png")
     ('replay-scan\\\\x1b[31m.png', 'replay-façade 京.png')
     """
-    from pytest_ocrmetrics.reporting.safe_text import printable
+    from pytest_ocrmetrics.core.safe_text import printable
 
     return printable(text)
 
@@ -122,10 +121,24 @@ def _empty_dataset_message(path: Path, dataset: Dataset) -> str:
     return f"{path}: the dataset has no documents (its ground truth lists none)"
 
 
+@dataclass(frozen=True)
+class RunnerSettings:
+    """What the runner needs of a run's settings: engines, their options, and how documents reach them. Plain data
+    (the plugin makes it from its ``--ocr-*`` options; a script or notebook makes it directly)."""
+
+    engines: tuple[str, ...] = ()  #: ``--ocr-engine`` values: ``NAME``, ``NAME:ARG`` or ``LABEL=NAME[:ARG]``
+    engine_options: tuple[str, ...] = ()  #: ``ENGINE.KEY=VALUE`` settings
+    limit: int | None = None  #: the first N documents of each dataset
+    pdf_longest_side: int = 1288  #: PDF pages are rendered with this many pixels on their longest side
+    repeats: int = 1  #: run each document this many times (flakiness of nondeterministic engines)
+    concurrency: int = 8  #: documents in flight per engine that runs outside this process
+
+
 class OcrRunner:
     """Datasets, engines and scoring for one process."""
 
-    def __init__(self, settings: OcrSettings, registry: EngineRegistry) -> None:
+    def __init__(self, settings: RunnerSettings, registry: EngineRegistry, *, scoring: ScoringOptions | None = None,
+                 cache: OutputCache | None = None) -> None:
         self.settings = settings
         self.registry = registry
         self.engines = choose_engines(settings.engines)
@@ -133,21 +146,12 @@ class OcrRunner:
             self.engine_options = parse_engine_options(settings.engine_options)
         except ValueError as exc:
             raise EngineOptionError(str(exc)) from None
-        self.scoring = ScoringOptions(
-            normalize=settings.normalize,
-            unit=settings.unit,
-            tokenizer=settings.tokenizer,
-            extra_metrics=settings.extra_metrics,
-            field_compare=settings.field_compare,
-            word_distance=settings.word_distance,
-            word_case_sensitive=settings.word_case_sensitive,
-            word_ignore_punctuation=settings.word_ignore_punctuation,
-        )
+        self.scoring = scoring if scoring is not None else ScoringOptions()
         self._datasets: dict[tuple[Path, str | None], Dataset] = {}
         self._named: dict[str, Path] = {}  # dataset name -> the (resolved) path it names in this run
         self._instances: dict[str, OcrEngine | _CreationFailure] = {}
         self._identity_sent: set[str] = set()
-        self.cache: OutputCache | None = None  # set by the plugin (it knows pytest's cache directory)
+        self.cache = cache
         self._prefetchers: dict[tuple[str, Path], Any] = {}
         self._no_prefetch: dict[str, bool] = {}  # engine labels that get no pool (in-process, or not created)
         self._cancelled = False
@@ -240,7 +244,7 @@ class OcrRunner:
         """Run the case's engine on its document (from the prefetch pool or the cache when they have it).
 
         A document that cannot be read raises :class:`DocumentUnreadable`; an output too long to score raises
-        :class:`~pytest_ocrmetrics.scoring.OutputTooLong`.
+        :class:`~pytest_ocrmetrics.scoring.document.OutputTooLong`.
         """
         choice, document = case.engine, case.document
         if document.error:
@@ -263,7 +267,7 @@ class OcrRunner:
         One pool per engine and dataset (document ids are unique only within a dataset). Remote engines
         (``concurrent = True``) get ``--ocr-concurrency`` requests in flight; other engines one background worker.
         """
-        from pytest_ocrmetrics.prefetch import Prefetcher, wants_prefetch
+        from pytest_ocrmetrics.engines.prefetch import Prefetcher, wants_prefetch
 
         groups: dict[tuple[str, Path], tuple[EngineChoice, list[Document]]] = {}
         for case in cases:
@@ -282,8 +286,8 @@ class OcrRunner:
     def prefetch_more(self, cases: list[OcrCase]) -> None:
         """Queue ``cases`` for recognition ahead of their tests, adding to the pools :meth:`start_prefetch` made
         (or making them): what an xdist worker calls as it learns which tests it runs. Engines that do not want a
-        pool (in-process ones, see :func:`~pytest_ocrmetrics.prefetch.wants_prefetch`) cost one dict lookup."""
-        from pytest_ocrmetrics.prefetch import Prefetcher, wants_prefetch
+        pool (in-process ones, see :func:`~pytest_ocrmetrics.engines.prefetch.wants_prefetch`) cost one dict lookup."""
+        from pytest_ocrmetrics.engines.prefetch import Prefetcher, wants_prefetch
 
         if self._cancelled:
             return

@@ -1,6 +1,6 @@
 """The evaluator page's JSON API as plain functions: options, one comparison, a batch of uploaded files.
 
-No HTTP here (see :mod:`pytest_ocrmetrics.serve.server`): each function takes decoded request data and returns the
+No HTTP here (see :mod:`pytest_ocrmetrics.evaluator.serve.server`): each function takes decoded request data and returns the
 JSON-ready answer, or raises :class:`ApiError` with the HTTP status and one sentence for the person who sent it.
 The matching is :func:`~pytest_ocrmetrics.metrics.word_match.word_match`, the library's own word metric.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from pytest_ocrmetrics.metrics.word_match import FUZZY_COMPARISONS, WordMatch, word_match
-from pytest_ocrmetrics.reporting.safe_text import clean_text
+from pytest_ocrmetrics.core.safe_text import clean_text
 
 __all__ = ["ApiError", "MatchOptions", "FilePart", "parse_options", "analyze", "analyze_texts", "batch",
            "parse_multipart", "MAX_BODY_BYTES", "MAX_TOKENS", "MAX_THRESHOLD", "REFERENCE_FILE", "OUTPUT_SUFFIX"]

@@ -17,20 +17,6 @@ if TYPE_CHECKING:  # the gating package is imported by a run that has gates or a
 
 __all__ = ["Verdict", "judge_run", "unevaluated_rows", "unevaluated_sentences", "documents_ask_for_checks"]
 
-_MOVED = {"write_reports": "files", "ReportError": "files", "dump_run": "files", "run_lines": "files",
-          "REPORT_TITLES": "files", "suite_properties": "junit"}
-
-
-def __getattr__(name: str) -> Any:
-    """The report writers and the suite properties, from the modules they moved to (imported when first used)."""
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"pytest_ocrmetrics.reporting.{module}"), name)
-
-
 @dataclass(frozen=True)
 class Verdict:
     """Gate results and the baseline comparison of one run; ``failed`` when either should fail the session."""
@@ -146,7 +132,7 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
             first[key] = " ".join(str(document["message"]).split()).removeprefix("filtered: ")[:300]
             if len(first) == len(wanted):
                 break
-    from pytest_ocrmetrics.reporting.safe_text import show_controls  # names and messages reach a terminal
+    from pytest_ocrmetrics.core.safe_text import show_controls  # names and messages reach a terminal
 
     sentences = []
     for row in empty:

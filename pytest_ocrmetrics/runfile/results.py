@@ -156,7 +156,7 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
         record (the usual case) is its spooled text with its ``tests`` appended, never decoded and encoded again;
         a merged one, or one holding NaN or infinity (which ``encode`` may refuse), is read and encoded.
         """
-        from pytest_ocrmetrics.reporting.safe_text import clean_text
+        from pytest_ocrmetrics.core.safe_text import clean_text
 
         for group in self._groups:
             entry = group[0]
@@ -311,7 +311,7 @@ class RunResults:
         ``default=str``: a value json cannot write (a Path from a hook) is kept as its text; NaN is kept (and refused
         when the run file is written, as before).
         """
-        from pytest_ocrmetrics.reporting.safe_text import _UNENCODABLE, clean_run
+        from pytest_ocrmetrics.core.safe_text import _UNENCODABLE, clean_run
 
         text = _RECORD_ENCODER.encode(rec)
         if text.isascii() or _UNENCODABLE.search(text) is None:

@@ -4,7 +4,7 @@ Routes:
 
 - ``GET /``: the page, one HTML document with its stylesheet and script inlined and allowed by a hash-based
   Content-Security-Policy (nothing is fetched from elsewhere; the page works offline);
-- ``POST /api/analyze`` (JSON) and ``POST /api/batch`` (``multipart/form-data``): see :mod:`pytest_ocrmetrics.serve.api`;
+- ``POST /api/analyze`` (JSON) and ``POST /api/batch`` (``multipart/form-data``): see :mod:`pytest_ocrmetrics.evaluator.serve.api`;
 - with ``--run``: ``GET /api/run`` (the run's documents), ``GET /api/run/document?index=N`` (one document's
   reference and output) and ``GET /api/run/image?index=N`` (its page image, found as the HTML report finds it:
   ``--image-root``, the dataset folder the run recorded, the run file's folder; see
@@ -46,8 +46,8 @@ from typing import Any, Mapping
 
 from pytest_ocrmetrics.reporting.assets import csp_hash
 from pytest_ocrmetrics.reporting.images import ImageFinder
-from pytest_ocrmetrics.reporting.safe_text import clean_run
-from pytest_ocrmetrics.serve.api import MAX_BODY_BYTES, ApiError, analyze, batch, parse_multipart
+from pytest_ocrmetrics.core.safe_text import clean_run
+from pytest_ocrmetrics.evaluator.serve.api import MAX_BODY_BYTES, ApiError, analyze, batch, parse_multipart
 
 __all__ = ["EvaluatorServer", "make_server", "serve_in_thread", "run_documents", "page_html", "is_loopback",
            "MAX_COMPUTATIONS"]
@@ -120,7 +120,7 @@ class _DeadlineReader:
 
 
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
-#: page image formats (:func:`~pytest_ocrmetrics.documents.sniff_image_format`) browsers show: sent unchanged
+#: page image formats (:func:`~pytest_ocrmetrics.core.documents.sniff_image_format`) browsers show: sent unchanged
 _BROWSER_IMAGES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WebP": "image/webp",
                    "BMP": "image/bmp"}
 _MAX_RAW_IMAGE_BYTES = 64 * 1024 * 1024
@@ -137,7 +137,7 @@ def is_loopback(host: str) -> bool:
 
 
 def _asset(name: str) -> str:
-    return resources.files("pytest_ocrmetrics.serve").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("pytest_ocrmetrics.evaluator.serve").joinpath("static", name).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -444,7 +444,7 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
             self._error(404, f"page image {doc['image']} not found on this machine; start the server with "
                              "--image-root DIR, the folder that holds the datasets")
             return
-        from pytest_ocrmetrics.documents import sniff_image_format
+        from pytest_ocrmetrics.core.documents import sniff_image_format
 
         try:
             with path.open("rb") as handle:

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric, in_registry_order, unknown_metric_message
 
 __all__ = ["Threshold", "resolve_threshold", "applicable_thresholds", "parse_limit", "format_limit", "LimitError",
@@ -56,11 +56,11 @@ def parse_limit(metric: str, written: object, spell: Callable[[str], str], *, wh
     >>> parse_limit("cer", "5", lambda v: f"cer:{v}", where="--ocr-max 'cer:5'", typed="--ocr-max=cer:5")
     Traceback (most recent call last):
     ...
-    pytest_ocrmetrics.thresholds.LimitError: --ocr-max=cer:5 reads as 500 %; write cer:0.05 for 5 % (or cer:500% if you mean it)
+    pytest_ocrmetrics.metrics.thresholds.LimitError: --ocr-max=cer:5 reads as 500 %; write cer:0.05 for 5 % (or cer:500% if you mean it)
     >>> parse_limit("field_f1", 90, lambda v: f"field_f1:{v}", where="--ocr-min 'field_f1:90'")
     Traceback (most recent call last):
     ...
-    pytest_ocrmetrics.thresholds.LimitError: --ocr-min 'field_f1:90': field_f1 is a fraction between 0 and 1; write field_f1:0.9 for 90 %
+    pytest_ocrmetrics.metrics.thresholds.LimitError: --ocr-min 'field_f1:90': field_f1 is a fraction between 0 and 1; write field_f1:0.9 for 90 %
     """
     spec = METRICS.get(metric)
     if spec is None:
@@ -142,7 +142,7 @@ def resolve_threshold(
 ) -> Threshold | None:
     """The threshold for ``metric``, by precedence; ``None`` when no level sets one.
 
-    >>> from pytest_ocrmetrics.documents import Document
+    >>> from pytest_ocrmetrics.core.documents import Document
     >>> doc = Document("a.png", "demo", None, "x", thresholds={"cer": 0.2})
     >>> str(resolve_threshold("cer", doc, test_limit=0.05))
     'cer <= 0.2 (from the document ground truth)'

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_ocrmetrics.pdf import DEFAULT_LONGEST_SIDE, render_pdf_page
+from pytest_ocrmetrics.core.pdf import DEFAULT_LONGEST_SIDE, render_pdf_page
 
 __all__ = ["Document", "ImageFileError", "IMAGE_FORMATS", "MAX_IMAGE_PIXELS", "sniff_image_format",
            "not_an_image_reason", "image_dimensions", "too_many_pixels_reason"]

@@ -16,7 +16,7 @@ import pytest
 from pytest_ocrmetrics.metrics.normalize import get_profile
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS
-from pytest_ocrmetrics.sharding import Shard, parse_shard
+from pytest_ocrmetrics.runfile.sharding import Shard, parse_shard
 
 __all__ = ["add_options", "OcrSettings", "parse_threshold_items", "SUMMARY_MODES", "FIELD_COMPARE_MODES",
            "parse_columns"]
@@ -166,11 +166,11 @@ def _number(text: str, what: str, kind: type = float) -> Any:
 def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
     """Parse ``["cer:0.05", "wer:5%"]`` into ``{"cer": 0.05, "wer": 0.05}``; a bad item is a usage error.
 
-    Values are read by :func:`~pytest_ocrmetrics.thresholds.parse_limit`, as gate values are: ``N%`` is a
+    Values are read by :func:`~pytest_ocrmetrics.metrics.thresholds.parse_limit`, as gate values are: ``N%`` is a
     percentage, and a plain number above 1 on a fraction metric is refused with the fraction to write
     (``--ocr-max=cer:5 reads as 500 %; write cer:0.05 for 5 % (or cer:500% if you mean it)``).
     """
-    from pytest_ocrmetrics.thresholds import LimitError, parse_limit
+    from pytest_ocrmetrics.metrics.thresholds import LimitError, parse_limit
 
     result: dict[str, float] = {}
     for item in items:
@@ -206,7 +206,7 @@ def parse_columns(value: Any) -> tuple[tuple[str, str], ...]:
             raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: {unknown_metric_message(name)}")
         stat = stat or "micro"
         if stat not in COLUMN_STATISTICS:
-            from pytest_ocrmetrics.hints import did_you_mean
+            from pytest_ocrmetrics.core.hints import did_you_mean
 
             raise pytest.UsageError(f"--ocr-columns {item.strip()!r}: unknown statistic {stat!r}"
                                     f"{did_you_mean(stat, COLUMN_STATISTICS)}; choose one of: "
@@ -257,7 +257,7 @@ def _at_least(text: str, option: str, low: int, high: int) -> int:
 def _choice(config: pytest.Config, dest: str, option: str, choices: tuple[str, ...], default: str) -> str:
     value = _get(config, dest) or default
     if value not in choices:
-        from pytest_ocrmetrics.hints import did_you_mean  # only for the error
+        from pytest_ocrmetrics.core.hints import did_you_mean  # only for the error
 
         raise pytest.UsageError(f"{option}={value!r} is not valid{did_you_mean(str(value), choices)}; "
                                 f"choose one of: {', '.join(choices)}")

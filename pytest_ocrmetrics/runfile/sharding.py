@@ -11,7 +11,7 @@ Shard(index=2, count=3)
 >>> [Shard(k, 3).holds("invoices", "doc_001.png") for k in (1, 2, 3)].count(True)
 1
 
-The shards' run files are merged with ``ocrmetrics merge`` (:mod:`pytest_ocrmetrics.merge`).
+The shards' run files are merged with ``ocrmetrics merge`` (:mod:`pytest_ocrmetrics.runfile.merge`).
 """
 
 from __future__ import annotations

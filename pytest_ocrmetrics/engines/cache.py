@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.datasets.base import NotRegularFileError, file_kind, read_regular
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, Word, with_image_bytes
 
 __all__ = [
@@ -127,7 +127,7 @@ def output_from_entry(entry: Any, key: str) -> OcrOutput:
     'A'
     >>> output_from_entry({"format": 1, "key": "k", "output": {"text": 12345}}, "k")
     Traceback (most recent call last):
-    pytest_ocrmetrics.cache.CacheEntryError: output.text must be a string, got a number
+    pytest_ocrmetrics.engines.cache.CacheEntryError: output.text must be a string, got a number
     """
     if not isinstance(entry, dict):
         raise CacheEntryError(f"the entry must be an object, got {_kind(entry)}")
@@ -358,7 +358,7 @@ class CachingEngine(EngineWrapper):
         that cannot be read is "not cached" (recognising it reports the error), and so is a PDF page: its image is
         rendered, which is work for the prefetch pool's threads, not for the start of the session.
 
-        What a prefetch pool asks before queueing a document (:class:`~pytest_ocrmetrics.prefetch.Prefetcher`): a
+        What a prefetch pool asks before queueing a document (:class:`~pytest_ocrmetrics.engines.prefetch.Prefetcher`): a
         cached one is read by its test in its own thread instead. The key is remembered, so :meth:`recognize` then
         reads the entry without reading and hashing the image again, while the file keeps its size and
         modification time.

@@ -15,7 +15,7 @@ then only waits for its own document (:meth:`Prefetcher.result`), which is usual
   engine to stop (its ``cancel()`` method, when it has one) and returns at once; workers are daemon threads, so a
   request still on the wire never keeps the interpreter alive.
 
-Wrap the engine in :class:`~pytest_ocrmetrics.cache.CachingEngine` first: a cached page then costs no request, and
+Wrap the engine in :class:`~pytest_ocrmetrics.engines.cache.CachingEngine` first: a cached page then costs no request, and
 is not even queued: its test reads the cache entry in its own thread (no hand-over to a worker).
 
 Example::
@@ -34,7 +34,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Sequence
 
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrEngine, OcrOutput
 
 __all__ = ["Prefetcher", "PrefetchStats", "wants_prefetch"]
@@ -177,7 +177,7 @@ class Prefetcher:
 
     def _cached(self, documents: Sequence[Document]) -> set[str]:
         """The ids of ``documents`` whose output the engine's cache already holds (an engine wrapped in
-        :class:`~pytest_ocrmetrics.cache.CachingEngine` says so with ``has_cached``): they are left out of the
+        :class:`~pytest_ocrmetrics.engines.cache.CachingEngine` says so with ``has_cached``): they are left out of the
         queue, and :meth:`result` reads each in its test's own thread, without handing it to a worker."""
         has_cached = getattr(self.engine, "has_cached", None)
         if not callable(has_cached):

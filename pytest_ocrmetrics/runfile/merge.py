@@ -3,7 +3,7 @@
 Pytest-free. Each shard (``pytest --ocr-shard=K/N --ocr-json=shard-K.json``, or a node-level split by pytest-split
 or pytest-shard) writes its own run file; :func:`merge_runs` joins them: the documents concatenated in the order the
 plugin writes them, and the summary recomputed from those documents by the plugin's own code
-(:meth:`~pytest_ocrmetrics.results.RunResults.summary`) with the seed and resamples the shards recorded, so the merged
+(:meth:`~pytest_ocrmetrics.runfile.results.RunResults.summary`) with the seed and resamples the shards recorded, so the merged
 summary (micro averages from counts, means, percentiles, bootstrap intervals) equals, exactly, the summary of the
 same documents run on one machine. Gates and baseline checks then run on the merged run (see ``ocrmetrics merge``).
 
@@ -20,10 +20,10 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.gating.comparison import _same_normalization, describe_normalization
-from pytest_ocrmetrics.gating.runfile import SCORED_OUTCOMES
+from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
+from pytest_ocrmetrics.runfile.read import SCORED_OUTCOMES
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.results import RunResults, add_facts
+from pytest_ocrmetrics.runfile.results import RunResults, add_facts
 
 __all__ = ["MergeError", "merge_runs", "DEFAULT_BOOTSTRAP"]
 
@@ -51,7 +51,7 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     >>> merge_runs([("one.json", run), ("two.json", {**run, "shard": {"index": 2, "count": 2}})])
     Traceback (most recent call last):
     ...
-    pytest_ocrmetrics.merge.MergeError: document 'a.png' (e / d) is in both one.json and two.json: a document belongs to one shard only; merge the run files of one sharded run, each once
+    pytest_ocrmetrics.runfile.merge.MergeError: document 'a.png' (e / d) is in both one.json and two.json: a document belongs to one shard only; merge the run files of one sharded run, each once
     """
     if not runs:
         raise MergeError("no run files to merge; give the run file of every shard")
@@ -60,7 +60,7 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     normalization = dict(first["normalization"])
     bootstrap = _bootstrap(first)
     for name, run in runs[1:]:
-        if not _same_normalization(normalization, run["normalization"]):
+        if not same_normalization(normalization, run["normalization"]):
             raise MergeError(f"{first_name} and {name} were run with different normalization settings "
                              f"({describe_normalization(normalization, run['normalization'])} against "
                              f"{describe_normalization(run['normalization'], normalization)}); run every shard with "

@@ -219,7 +219,7 @@ def _engine_pairs(args: argparse.Namespace, baseline: dict[str, Any], run: dict[
     """``--engine OLD=NEW`` as (baseline engine, run engine) pairs: OLD an engine of BASE.json, NEW one of NEW.json
     (split at the ``=`` that makes both names known, for a name holding ``=``), each of NEW.json's engines paired
     once. A name that is not there is a usage error with a did-you-mean."""
-    from pytest_ocrmetrics.hints import did_you_mean
+    from pytest_ocrmetrics.core.hints import did_you_mean
 
     olds, news = _engine_names(baseline), _engine_names(run)
     pairs: list[tuple[str, str]] = []
@@ -259,7 +259,7 @@ def _unpaired_lines(pairs: Sequence[tuple[str, str]], baseline: dict[str, Any], 
 
 def _shown(path: Any) -> str:
     """A path as printed: characters that do not print (a control character, a byte that is not UTF-8) escaped."""
-    from pytest_ocrmetrics.reporting.safe_text import printable
+    from pytest_ocrmetrics.core.safe_text import printable
 
     return printable(str(path))
 
@@ -272,7 +272,7 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
     line on stderr, and ``args.reports_failed`` makes the command exit with 2 (see :func:`_exit_code`).
     """
     from pytest_ocrmetrics.reporting.files import ReportError, write_reports
-    from pytest_ocrmetrics.verdict import Verdict
+    from pytest_ocrmetrics.gating.verdict import Verdict
 
     try:
         written = write_reports(
@@ -292,7 +292,7 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
 
 
 def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_ocrmetrics.reporting.safe_text import show_controls
+    from pytest_ocrmetrics.core.safe_text import show_controls
 
     baseline = _load(args.baseline, "baseline")
     run = _load(args.run, "")
@@ -368,7 +368,7 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
 
 def _biblicus_report(args: argparse.Namespace, run: dict[str, Any]) -> dict[str, Any]:
     from pytest_ocrmetrics.reporting.biblicus import BiblicusError, biblicus_report
-    from pytest_ocrmetrics.reporting.safe_text import show_controls
+    from pytest_ocrmetrics.core.safe_text import show_controls
 
     try:
         return biblicus_report(run, args.pipeline, source=f"run file {args.run!r}")
@@ -380,7 +380,7 @@ def _write_protocol_files(args: argparse.Namespace, run: dict[str, Any], biblicu
     """Write the Biblicus report and the benchmark protocol's folder; one ``KIND: PATH`` line per file written. A
     file that cannot be written is one line on stderr and exit code 2, as for the other reports."""
     from pytest_ocrmetrics.reporting.benchmark import write_benchmark_dir
-    from pytest_ocrmetrics.reporting.safe_text import write_text_atomic
+    from pytest_ocrmetrics.core.safe_text import write_text_atomic
 
     lines = []
     try:
@@ -402,7 +402,7 @@ def _cmd_biblicus_compare(args: argparse.Namespace, out: TextIO) -> int:
 
     from pytest_ocrmetrics.reporting.biblicus import (BiblicusError, compare_pipelines, comparison_names,
                                                       pipelines_of, render_comparison, run_pipelines)
-    from pytest_ocrmetrics.reporting.safe_text import show_controls
+    from pytest_ocrmetrics.core.safe_text import show_controls
 
     pipelines: list[dict[str, Any]] = []
     try:
@@ -443,7 +443,7 @@ def _cmd_biblicus_compare(args: argparse.Namespace, out: TextIO) -> int:
     rows = compare_pipelines(first, second, decimals=args.decimals)
     if args.json:
         names = comparison_names(first, second)
-        from pytest_ocrmetrics.reporting.safe_text import clean_text
+        from pytest_ocrmetrics.core.safe_text import clean_text
 
         data = {"pipelines": list(names), "rows": [row.to_dict(names) for row in rows]}
         out.write(clean_text(json.dumps(data, indent=2, ensure_ascii=False))[0] + "\n")  # lone surrogates: U+FFFD
@@ -474,10 +474,10 @@ def _add_biblicus_compare_parser(sub: Any) -> None:
 
 
 def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
-    """``ocrmetrics merge``: the shards' run files as one (:func:`~pytest_ocrmetrics.merge.merge_runs`), then the gates
+    """``ocrmetrics merge``: the shards' run files as one (:func:`~pytest_ocrmetrics.runfile.merge.merge_runs`), then the gates
     and the baseline comparison on the merged run with ``compare``'s rules and exit codes, then the reports."""
-    from pytest_ocrmetrics.merge import MergeError, merge_runs
-    from pytest_ocrmetrics.reporting.safe_text import clean_run, show_controls
+    from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
+    from pytest_ocrmetrics.core.safe_text import clean_run, show_controls
 
     runs = [(repr(path), _load(path, "")) for path in args.runs]
     try:
@@ -514,7 +514,7 @@ def _cmd_merge(args: argparse.Namespace, out: TextIO) -> int:
 def _unevaluated(args: argparse.Namespace, run: dict[str, Any]) -> tuple[list[str], bool]:
     """The run's engine × dataset pairs with no document evaluated (as pytest says them), and whether a verdict was
     asked for: a gate, a tolerance, or a check made or declared on some document."""
-    from pytest_ocrmetrics.verdict import documents_ask_for_checks, unevaluated_rows, unevaluated_sentences
+    from pytest_ocrmetrics.gating.verdict import documents_ask_for_checks, unevaluated_rows, unevaluated_sentences
 
     if not unevaluated_rows(run):  # the usual case: no document is read back
         return [], False
@@ -628,8 +628,8 @@ def _port(text: str) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    """``ocrmetrics serve``: the evaluator page on a local web server (:mod:`pytest_ocrmetrics.serve`) until Ctrl-C."""
-    from pytest_ocrmetrics.serve.server import is_loopback, make_server
+    """``ocrmetrics serve``: the evaluator page on a local web server (:mod:`pytest_ocrmetrics.evaluator.serve`) until Ctrl-C."""
+    from pytest_ocrmetrics.evaluator.serve.server import is_loopback, make_server
 
     if args.image_root and not args.run:
         raise UsageError("--image-root says where a run's page images are; give the run too: --run RUN.json")
@@ -854,6 +854,3 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -19,7 +19,7 @@ Three separate guarantees, each in one place:
   LRE RLE PDF LRO RLO LRI RLI FSI PDI          their abbreviation in angle brackets: ``⟨RLO⟩``
   ===========================================  =========================================================
 
-  These are the marks of the terminal's failure excerpts (:mod:`pytest_ocrmetrics.diff`), whose fuller set the
+  These are the marks of the terminal's failure excerpts (:mod:`pytest_ocrmetrics.scoring.diff`), whose fuller set the
   terminal tables use. Line breaks and tabs are kept where a report shows text as lines (HTML, CSV cells; Markdown
   folds them into spaces).
 - **no truncated file** (:func:`write_text_atomic`): a report is written to a temporary file in the same folder and
@@ -45,8 +45,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from pytest_ocrmetrics import cleanup
-
+from pytest_ocrmetrics.core import cleanup
 __all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic",
            "write_lines_atomic", "xml_safe", "ReportPathError", "report_target"]
 

@@ -18,7 +18,7 @@ One OCR model, one label file of ``<image path>\\t<ground truth>`` lines, three 
   returns (``OCRDatasetEvaluator(model, image_loader=cv2.imread)`` hands it arrays); or
 * a registered engine: its name as ``--ocr-engine`` takes it (``"tesseract"``, ``"replay:DIR"``, settings in
   ``engine_options``), or an engine instance (:class:`~pytest_ocrmetrics.engines.base.OcrEngine`), called with a
-  :class:`~pytest_ocrmetrics.documents.Document` whose id is the image path as written in the label file.
+  :class:`~pytest_ocrmetrics.core.documents.Document` whose id is the image path as written in the label file.
 
 The metrics are the documents' definitions, on the texts exactly as they are (code points, no normalization):
 
@@ -66,7 +66,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TextIO
 
-from pytest_ocrmetrics.documents import Document, not_an_image_reason, sniff_image_format
+from pytest_ocrmetrics.core.documents import Document, not_an_image_reason, sniff_image_format
 from pytest_ocrmetrics.engines.base import OcrEngine
 
 if TYPE_CHECKING:
@@ -229,7 +229,7 @@ def check_max_images(value: object) -> int | None:
 def _check_output_format(value: object) -> str:
     if value in OUTPUT_FORMATS:
         return str(value)
-    from pytest_ocrmetrics.hints import did_you_mean
+    from pytest_ocrmetrics.core.hints import did_you_mean
 
     hint = did_you_mean(value, OUTPUT_FORMATS) if isinstance(value, str) else ""
     raise ValueError(f"output_format must be 'table' or 'json', got {value!r}{hint}")
@@ -337,14 +337,14 @@ def _model_output(result: object) -> tuple[str, float | None]:
 
 
 def _pad(text: str, width: int) -> str:
-    from pytest_ocrmetrics.diff import display_width
+    from pytest_ocrmetrics.scoring.diff import display_width
 
     return text + " " * max(0, width - display_width(text))
 
 
 def _block(rows: Sequence[Sequence[str]]) -> list[str]:
     """Rows padded to the name column (18 cells) and value columns (12), by display width (CJK counts 2)."""
-    from pytest_ocrmetrics.diff import display_width
+    from pytest_ocrmetrics.scoring.diff import display_width
 
     columns = len(rows[0])
     widths = [max([NAME_WIDTH if i == 0 else VALUE_WIDTH] + [display_width(row[i]) + 2 for row in rows])
