@@ -133,7 +133,10 @@ MIXED_PREDS = {  # engine 1: one exact, one within its own relaxed threshold, on
     "inv_004": "Hello world",
     "inv_005": "Order 88 of 90\nPaid by card",
 }
-MIXED_PREDS2 = {  # engine 2: other errors, and no prediction for inv_005 (that document's tests error)
+# engine 2: other errors, and for inv_005 a prediction that is not UTF-8, so that document's test errors (a missing
+# prediction would do too, but its message names three paths: pytest cuts a JUnit message attribute at 500 characters,
+# which a long temporary folder would reach; this one names two)
+MIXED_PREDS2 = {
     "inv_001": "INVOICE #12345\nTOTAL: 150.00",
     "inv_002": "Quick brown fox jumps",
     "inv_003": "Straße 7, Köln\nDate 2024-01-31",
@@ -159,6 +162,7 @@ def mixed(root: Path, pytester: pytest.Pytester) -> list[str]:
     _write(root / "preds" / "inv_001.json", json.dumps({"invoice": "12345", "total": "150.0"}))
     for stem, text in MIXED_PREDS2.items():
         _write(root / "preds2" / f"{stem}.txt", text)
+    (root / "preds2" / "inv_005.txt").write_bytes(b"Order 88 \xff of 90\nPaid by card")
     for index, (stem, text) in enumerate(NOTES.items()):
         _write(root / "preds" / f"{stem}.txt", corrupt(text, index + 1))
         _write(root / "preds2" / f"{stem}.txt", corrupt(text, index + 2))
