@@ -1,22 +1,24 @@
 """Golden outputs: what a whole pytest run writes, recorded once and compared byte for byte (issue 24).
 
 Each scenario is run through ``pytester`` with the ``replay:`` engine only (predictions written by this file, never a
-live OCR engine), once serially and once with ``-n 2``, and four outputs are compared with the files in
+live OCR engine), once serially and once with ``-n 2``, and its outputs are compared with the files in
 ``tests/goldens/<scenario>/``:
 
 * ``run.json`` -- the ``--ocr-json`` run file,
 * ``junit.xml`` -- ``--junitxml``,
-* ``terminal.txt`` -- the terminal from the plugin's ``= OCR metrics =`` line to the end, plus ``failures.txt``, the
-  ``E`` lines of each failed or errored test (the assertion messages),
+* ``terminal.txt`` -- the exit status, then the terminal from the plugin's ``= OCR metrics =`` line to the end,
+* ``failures.txt`` -- each failed or errored test's report (``--tb=short``: the assertion messages),
 * ``report.md`` -- ``--ocr-markdown``.
 
 Normalisation masks only what changes from run to run or machine to machine (see :func:`normalise_run_file`,
 :func:`normalise_junit`, :func:`normalise_terminal`); everything else must be identical, so any real change of output
 fails here. Under ``-n 2`` exactly one thing legitimately differs from the serial run: the order in which tests
 *finish*, which decides the order of ``<testcase>`` elements in the JUnit XML and of the lines of pytest's short test
-summary. For the ``-n 2`` run only, both the golden and the output get those two sorted (:func:`xdist_order`) before
-comparing; the serial run is compared in its exact order. Everything else (run file, Markdown, the OCR summary
-table, the assertion messages) must be the same with and without workers, against the same golden file.
+summary (pytest-xdist also adds a ``[gwN] ... -- Python ...`` line to each failure report, which
+:func:`failure_messages` drops). For the ``-n 2`` run only, both the golden and the output get those two sorted
+(:func:`xdist_order`) before comparing; the serial run is compared in its exact order. Everything else (run file,
+Markdown, the OCR summary table, the assertion messages) must be the same with and without workers, against the same
+golden file.
 
 ``OCRMETRICS_UPDATE_GOLDENS=1 pytest tests/test_output_goldens.py`` rewrites the files from the serial runs (the
 ``-n 2`` variants are skipped then; run once more without the variable to check them). See ``tests/goldens/README.md``.
