@@ -36,3 +36,21 @@ def browser() -> Iterator[Any]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         yield browser
         browser.close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``plugin_args``: a plugin test runs without xdist; one marked ``xdist_transport`` (its subject is what workers
+    send the controller: records, reports, the summary) runs a second time with two workers (syrupy's pattern)."""
+    if "plugin_args" in metafunc.fixturenames:
+        variants, ids = [[]], ["no-xdist"]
+        if metafunc.definition.get_closest_marker("xdist_transport"):
+            variants, ids = [[], ["-n", "2"]], ["no-xdist", "xdist-2"]
+        metafunc.parametrize("plugin_args", variants, ids=ids, indirect=True)
+
+
+@pytest.fixture
+def plugin_args(request: pytest.FixtureRequest) -> list[str]:
+    """Extra pytest arguments of a plugin test's inner run: none, or ``-n 2`` (see pytest_generate_tests)."""
+    if request.param:
+        pytest.importorskip("xdist")
+    return list(request.param)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import threading
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import pytest
 
@@ -14,61 +13,15 @@ import pytest_ocrmetrics.engines.cache as cache_module
 from pytest_ocrmetrics.engines.cache import CachingEngine, OcrCacheWarning, OutputCache
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrEngine, OcrOutput, Word
+from tests.helpers.engines import PNG_MAGIC, BatchingEngine, CountingEngine, doc
 
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"  # images are checked by their first bytes; the rest is never decoded here
 
 
-class CountingEngine:
-    """A fake engine: output derived from the image bytes; counts calls."""
-
-    name = "counting"
-
-    def __init__(self, prompt: str = "p", fail: set[str] | None = None) -> None:
-        self.prompt = prompt
-        self.calls: list[str] = []
-        self.fail = fail or set()
-        self.closed = False
-
-    def identity(self) -> Mapping[str, Any]:
-        return {"engine": "counting", "prompt": self.prompt}
-
-    def recognize(self, document: Document) -> OcrOutput:
-        self.calls.append(document.id)
-        if document.id in self.fail:
-            raise EngineError(f"cannot read {document.id}")
-        return OcrOutput(
-            text=document.image_bytes()[len(PNG_MAGIC):].decode(),
-            engine=self.name,
-            words=(Word("w", (1.0, 2.0, 3.0, 4.0), 0.5),),
-            confidence=0.5,
-            raw="raw:" + document.id,
-            elapsed_s=1.25,
-            truncated=True,
-            metadata={"k": [1, 2]},
-        )
-
-    def close(self) -> None:
-        self.closed = True
 
 
-class BatchingEngine(CountingEngine):
-    batch_size = 8
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.batches: list[list[str]] = []
-
-    def recognize_batch(self, documents: Sequence[Document]) -> list[OcrOutput | BaseException]:
-        self.batches.append([d.id for d in documents])
-        return [self.recognize(d) for d in documents]
 
 
-def doc(tmp_path: Path, name: str, content: str | None = None) -> Document:
-    path = tmp_path / "img" / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(PNG_MAGIC + (content if content is not None else f"content of {name}").encode())
-    return Document(id=name, dataset="d", image_path=path)
 
 
 def test_miss_then_hit_returns_the_same_output_marked_cached(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_ocrmetrics.engines.cache import CachingEngine, OcrCacheWarning, OutputCache
 from tests.hang_guard import make_fifo, within
-from tests.test_cache import CountingEngine, doc
+from tests.helpers.engines import CountingEngine, doc
 
 
 def test_a_fifo_cache_entry_is_a_miss_with_one_warning_and_is_replaced_never_read_or_written_through(
@@ -39,7 +39,7 @@ def test_a_fifo_cache_entry_is_a_miss_with_one_warning_and_is_replaced_never_rea
 
 
 def test_a_fifo_cache_entry_in_a_batch_is_a_miss_of_that_document_only(tmp_path: Path) -> None:
-    from tests.test_cache import BatchingEngine
+    from tests.helpers.engines import BatchingEngine
 
     documents = [doc(tmp_path, name) for name in ("a.png", "b.png")]
     cache = OutputCache(tmp_path / "c")

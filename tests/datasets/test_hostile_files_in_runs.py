@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import PNG_1X1
+from tests.helpers.plugin import PNG_1X1
 
 pytest_plugins = ["pytester"]
 

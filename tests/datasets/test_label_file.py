@@ -9,7 +9,7 @@ import pytest
 
 from pytest_ocrmetrics.datasets import DatasetError, DatasetWarning, load_dataset
 from tests.dataset_errors import entry_error
-from tests.plugin.conftest import PNG_1X1
+from tests.helpers.plugin import PNG_1X1
 
 pytest_plugins = ["pytester"]
 

@@ -164,6 +164,7 @@ def plugin_args(request: pytest.FixtureRequest) -> list[str]:
     return list(request.param)
 
 
+@pytest.mark.xdist_transport
 def test_plugin_thresholds_on_fact_pass_rate(pytester: pytest.Pytester, shared_data: Path,
                                               plugin_args: list[str]) -> None:
     sample = shared_data / "olmocr_bench_sample"

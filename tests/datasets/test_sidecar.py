@@ -6,9 +6,8 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 
-from pytest_ocrmetrics.datasets import DatasetError, load_dataset
+from pytest_ocrmetrics.datasets import load_dataset
 from tests.dataset_errors import entry_error
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_ocrmetrics.datasets import DatasetWarning, load_dataset
 from pytest_ocrmetrics.datasets.base import MAX_SKIPPED_LISTED, SkippedEntry, capped_skipped
-from tests.plugin.conftest import PNG_1X1, plugin_args  # noqa: F401 - the fixture, with and without -n 2
+from tests.helpers.plugin import PNG_1X1
 
 pytest_plugins = ["pytester"]
 
@@ -59,6 +59,7 @@ def test_other_loaders_skipped_entries_are_capped_the_same_way() -> None:
                                       count=15)
 
 
+@pytest.mark.xdist_transport
 def test_the_run_file_holds_the_first_entries_and_the_count(pytester: pytest.Pytester,
                                                             plugin_args: list[str]) -> None:
     _plates(pytester.path, BAD_LINES)

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
 from pytest_ocrmetrics.core.documents import Document
+from tests.helpers.servers import load_fake_server
 
 
-def load_fake_server():  # by path, so it works under any --import-mode
-    """tests/engines/fake_server.py as a module, loaded once (plugin tests use it too)."""
-    name = "ocrmetrics_tests_fake_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("fake_server.py"))
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 fake_server = load_fake_server()

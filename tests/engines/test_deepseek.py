@@ -141,9 +141,14 @@ def test_backend_defaults_to_transformers_without_a_url():
 def test_local_backends_without_torch_are_unavailable_with_the_install_command(monkeypatch):
     import pytest_ocrmetrics.engines.deepseek as deepseek
 
+    # transformers "installed" whatever this machine has, torch not: the sentence names torch alone
     real = deepseek.importlib.util.find_spec
-    monkeypatch.setattr(deepseek.importlib.util, "find_spec", lambda name: None if name == "torch" else real(name))
+    fake = {"torch": None, "transformers": object()}
+    monkeypatch.setattr(deepseek.importlib.util, "find_spec", lambda name: fake[name] if name in fake else real(name))
     with pytest.raises(EngineUnavailable, match=r"needs torch: pip install torch 'transformers>=5'"):
+        DEEPSEEK_SPEC.factory("transformers", {})
+    fake["transformers"] = None  # neither: both named
+    with pytest.raises(EngineUnavailable, match=r"needs torch and transformers: pip install torch 'transformers>=5'"):
         DEEPSEEK_SPEC.factory("transformers", {})
 
 

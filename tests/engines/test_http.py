@@ -298,7 +298,7 @@ def test_redaction_covers_bearer_tokens_the_client_did_not_send():
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 def test_a_redirect_is_never_followed_and_names_both_addresses(chat_server, status):
-    from tests.engines.conftest import load_fake_server
+    from tests.helpers.servers import load_fake_server
 
     with load_fake_server().FakeChatServer() as elsewhere:
         target = elsewhere.base_url + "/chat/completions"

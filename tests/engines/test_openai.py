@@ -303,7 +303,7 @@ def test_a_cached_suite_sends_no_request(chat_server, make_document, tmp_path):
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
 def test_a_server_redirecting_elsewhere_errors_the_document_and_never_sends_the_key(
         chat_server, make_document, monkeypatch, status):
-    from tests.engines.conftest import load_fake_server
+    from tests.helpers.servers import load_fake_server
 
     monkeypatch.setenv("MY_VLM_KEY", "sk-very-secret")
     with load_fake_server().FakeChatServer() as elsewhere:

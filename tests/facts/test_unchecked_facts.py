@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from pytest_ocrmetrics.metrics.facts import check_fact, check_repeats, parse_fact
+from pytest_ocrmetrics.metrics.facts import check_fact, parse_fact
 from pytest_ocrmetrics.metrics.facts import model
 from pytest_ocrmetrics.metrics.facts.model import FactVerdict
 from pytest_ocrmetrics.metrics.facts.summary import facts_summary, headline_text, run_facts

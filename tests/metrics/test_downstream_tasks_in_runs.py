@@ -18,7 +18,7 @@ from pytest_ocrmetrics.datasets.base import document_from_entry
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document, task_prediction
-from tests.plugin.conftest import PNG_1X1
+from tests.helpers.plugin import PNG_1X1
 
 pytest_plugins = ["pytester"]
 

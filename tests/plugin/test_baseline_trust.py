@@ -69,6 +69,7 @@ def test_baseline_of_another_engine_fails_the_session(pytester: pytest.Pytester,
     assert "not enforced" not in result.stdout.str()
 
 
+@pytest.mark.xdist_transport
 def test_partial_match_is_counted_everywhere(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     base = _baseline(pytester)
     run = json.loads(base.read_text(encoding="utf-8"))

@@ -6,30 +6,10 @@ import json
 
 import pytest
 
-from tests.engines.conftest import load_fake_server
-from tests.plugin.conftest import make_dataset
+from tests.helpers.servers import load_fake_server
+from tests.helpers.plugin import make_dataset
+from tests.helpers.engines import COUNTING_ENGINE
 
-COUNTING_ENGINE = """
-from pathlib import Path
-from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput
-
-class Counting:
-    name = "counting"
-    def __init__(self, version):
-        self.version = version
-    def identity(self):
-        return {"engine": "counting", "version": self.version}
-    def recognize(self, document):
-        with open(Path(__file__).parent / "calls.txt", "a") as log:
-            log.write(document.id + "\\n")
-        return OcrOutput(text=document.reference_text, engine="counting")
-    def close(self):
-        pass
-
-def pytest_ocrmetrics_register_engines(registry):
-    registry.register(EngineSpec("counting", lambda arg, options: Counting(options.get("version", "1")),
-                                 options={"version": "changes the identity"}))
-"""
 
 
 def _calls(pytester: pytest.Pytester) -> int:

@@ -15,11 +15,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 pytest_plugins = ["pytester"]
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "reporting" / "run_schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text())
 # a dataset whose ground-truth file is not JSON cannot be loaded at all (a malformed entry only errors its document)
 BROKEN_MESSAGE = "ground_truth.json: invalid JSON at line 1, column 35: Expecting property name enclosed in double quotes."
 
@@ -36,6 +36,7 @@ def _classnames(xml_path: Path) -> set[str]:
     return {case.get("classname", "") for case in ET.parse(xml_path).getroot().iter("testcase")}
 
 
+@pytest.mark.xdist_transport
 def test_a_broken_dataset_does_not_cost_the_others_their_reports(pytester: pytest.Pytester, dataset: Path,
                                                                  plugin_args: list[str]) -> None:
     broken = _broken_dataset(pytester.path)
@@ -139,6 +140,7 @@ def test_two_datasets_with_the_same_name_outside_the_rootdir_get_distinct_node_i
     result.stdout.fnmatch_lines(["invoices::replay-doc_001.png", "*invoices-2::replay-doc_001.png", "*6 tests collected*"])
 
 
+@pytest.mark.xdist_transport
 @pytest.mark.parametrize("stop", [["-x"], ["--maxfail=1"]])
 def test_a_stopped_run_is_marked_interrupted(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str],
                                             stop: list[str]) -> None:

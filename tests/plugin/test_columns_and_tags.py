@@ -9,7 +9,6 @@ documents' ground-truth ``tags`` give per-category rows: ``summary_by_tag`` in t
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from pytest_ocrmetrics.gating import validate_run
 from pytest_ocrmetrics.reporting.terminal import render_summary
 from pytest_ocrmetrics.runfile.results import RunResults
-from tests.plugin.conftest import DOCS, make_dataset
+from tests.helpers.plugin import DOCS, make_dataset
 
 TAGGED = {
     "doc_001.png": {**DOCS["doc_001.png"], "tags": ["printed", "invoice"]},
@@ -106,6 +105,7 @@ def test_evaluated_counts_passed_and_failed(pytester: pytest.Pytester, plugin_ar
     assert (row["documents"], row["evaluated"], row["passed"], row["failed"]) == (3, 3, 2, 1)
 
 
+@pytest.mark.xdist_transport
 def test_tag_rows_in_run_file_terminal_and_html(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     result = _run(pytester, "--ocr-json=run.json", "--ocr-html=report.html", "--ocr-summary=full",
                   "--ocr-columns=exact_match,cer", "--ocr-markdown=summary.md", *plugin_args)

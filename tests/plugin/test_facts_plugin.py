@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.gating import validate_run
 from pytest_ocrmetrics.runfile.merge import merge_runs
 from pytest_ocrmetrics.metrics.facts.summary import summarize_facts
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
+from tests.helpers.facts import read_run_file as _run_file, run_facts as _run
 
 DOCS = {
     "p1.png": {"full_text": "ACME Invoice\nTotal 5.00", "facts": [
@@ -29,14 +28,8 @@ GOOD = {"p1": "ACME Invoice\nTotal 5.00", "p2": "Second page", "p3": "no facts h
 BAD = {**GOOD, "p1": "ACME Invoice\nTotal 5.00\nPage 1 of 2"}  # the running footer leaked into the text
 
 
-def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "-p", "no:randomly", *args)
 
 
-def _run_file(path: Path) -> dict:
-    run = json.loads(path.read_text(encoding="utf-8"))
-    validate_run(run, str(path))
-    return run
 
 
 def test_a_failing_fact_fails_its_documents_test_by_default(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
@@ -61,6 +54,7 @@ def test_a_threshold_relaxes_the_facts(pytester: pytest.Pytester) -> None:
     _run(pytester, "--ocr-min=fact_pass_rate:0.6").assert_outcomes(passed=2, failed=1)
 
 
+@pytest.mark.xdist_transport
 def test_the_run_file_lists_every_fact_and_the_benchmarks_summary(pytester: pytest.Pytester,
                                                                   plugin_args: list[str]) -> None:
     make_dataset(pytester.path, DOCS, BAD)
@@ -149,6 +143,7 @@ def test_fact_items_recognise_each_page_once(pytester: pytest.Pytester) -> None:
     assert "CALLS ['p1.png', 'p2.png', 'p3.png']" in result.stdout.str()
 
 
+@pytest.mark.xdist_transport
 def test_a_fact_that_passed_in_the_baseline_and_fails_now_is_a_regression(pytester: pytest.Pytester,
                                                                           plugin_args: list[str]) -> None:
     make_dataset(pytester.path, DOCS, GOOD)

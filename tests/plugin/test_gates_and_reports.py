@@ -12,6 +12,7 @@ import pytest
 BASE = ["--ocr-dataset=invoices", "--ocr-engine=replay:preds"]
 
 
+@pytest.mark.xdist_transport
 def test_failing_gate_sets_exit_status_without_failing_a_test(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     result = pytester.runpytest(*BASE, "--ocr-gate=cer<=0.01", "--ocr-gate=mean:cer<=0.5", *plugin_args)
     result.assert_outcomes(passed=3)
@@ -37,6 +38,7 @@ def test_wrong_way_gate_is_refused(pytester: pytest.Pytester, dataset: Path) -> 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
+@pytest.mark.xdist_transport
 def test_baseline_regression_fails_exactly_the_regressed_document_and_the_session(
     pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]
 ) -> None:
@@ -70,6 +72,7 @@ def test_bad_baseline_file_is_a_usage_error_naming_it(pytester: pytest.Pytester,
     result.stderr.fnmatch_lines(["*--ocr-baseline*base.json*"])
 
 
+@pytest.mark.xdist_transport
 def test_junit_suite_properties_work_under_xdist(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     pytester.runpytest(*BASE, "--junitxml=out.xml", "--ocr-gate=cer<=0.1", *plugin_args)
     root = ET.parse(pytester.path / "out.xml").getroot()
@@ -81,6 +84,7 @@ def test_junit_suite_properties_work_under_xdist(pytester: pytest.Pytester, data
     assert props["ocr.gate.cer<=0.1"] == "passed"
 
 
+@pytest.mark.xdist_transport
 def test_report_files_are_written(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     result = pytester.runpytest(*BASE, "--ocr-html=r/report.html", "--ocr-csv=r/docs.csv", "--ocr-markdown=r/summary.md",
                                 *plugin_args)

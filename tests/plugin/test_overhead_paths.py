@@ -21,7 +21,7 @@ from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.engines.replay import ReplayEngine
 from pytest_ocrmetrics.runfile.results import RunResults
-from tests.plugin.conftest import PNG_1X1, make_dataset
+from tests.helpers.plugin import PNG_1X1, make_dataset
 
 
 def _document(doc_id: str) -> Document:
@@ -412,7 +412,7 @@ threading.Thread.start = _logging_start
 
 
 def test_a_warm_cache_run_starts_no_prefetch_worker(pytester: pytest.Pytester) -> None:
-    from tests.plugin.test_cache_and_concurrency import COUNTING_ENGINE
+    from tests.helpers.engines import COUNTING_ENGINE
 
     make_dataset(pytester.path)
     pytester.makeconftest(COUNTING_ENGINE + THREAD_LOG)

@@ -25,6 +25,7 @@ def _second_engine(root: Path) -> None:
         (preds2 / f"{stem}.txt").write_text(text, encoding="utf-8")
 
 
+@pytest.mark.xdist_transport
 def test_full_summary_shows_paired_deltas_against_the_first_engine(pytester: pytest.Pytester, dataset: Path,
                                                                    plugin_args: list[str]) -> None:
     _second_engine(pytester.path)

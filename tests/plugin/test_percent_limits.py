@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import make_dataset, usage_error_line
+from tests.helpers.plugin import make_dataset, usage_error_line
 
 pytest_plugins = ["pytester"]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.plugin.conftest import PNG_1X1, make_dataset
+from tests.helpers.plugin import PNG_1X1, make_dataset
 
 pytest_plugins = ["pytester"]
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "reporting" / "run_schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text())
 
 
 def _testcases(xml_path: Path) -> dict[str, dict[str, str]]:
@@ -129,6 +129,7 @@ def test_ini_threshold_applies_without_command_line(pytester: pytest.Pytester, d
     result.assert_outcomes(passed=2, failed=1)  # doc_001 0.036 > 0.01 fails; doc_003 has its own 0.5
 
 
+@pytest.mark.xdist_transport
 def test_summary_table(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-summary=full", *plugin_args)
     result.stdout.fnmatch_lines([
@@ -141,6 +142,7 @@ def test_summary_table(pytester: pytest.Pytester, dataset: Path, plugin_args: li
     ])
 
 
+@pytest.mark.xdist_transport
 def test_junit_properties_and_control_characters(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     make_dataset(pytester.path, {"a.png": {"full_text": "ab"}}, {"a": "a\x00\x1b[31mb\x07"})
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-max=cer:0.01",
@@ -197,6 +199,7 @@ def test_missing_image_errors_only_that_document(pytester: pytest.Pytester, data
     assert outcomes == {"doc_001.png": "passed", "doc_002.png": "error", "doc_003.png": "passed"}
 
 
+@pytest.mark.xdist_transport
 def test_missing_prediction_errors_that_document_and_session_goes_on(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     (pytester.path / "preds" / "doc_001.txt").unlink()
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", *plugin_args)
@@ -266,6 +269,7 @@ def test_unknown_metric_in_threshold_is_a_usage_error(pytester: pytest.Pytester,
     result.stderr.fnmatch_lines(["*unknown metric 'cre' (did you mean 'cer'?); valid metrics: cer, wer*"])
 
 
+@pytest.mark.xdist_transport
 def test_min_confidence_filters_instead_of_failing(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     pytester.makeconftest(
         """
@@ -323,6 +327,7 @@ def test_process_output_hook_changes_what_is_scored(pytester: pytest.Pytester, d
     result.assert_outcomes(passed=3)
 
 
+@pytest.mark.xdist_transport
 def test_two_test_functions_on_one_document_count_it_once(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
     pytester.makepyfile(
         test_two="""
@@ -363,6 +368,7 @@ def test_ini_datasets_keep_fixture_tests_collected(pytester: pytest.Pytester, da
     result.stdout.fnmatch_lines(["*test_fix.py::test_text?replay-doc_001.png?*PASSED*"])
 
 
+@pytest.mark.xdist_transport
 def test_bad_label_line_is_skipped_with_warning_and_counted(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     plates = pytester.path / "plates"
     (plates / "images").mkdir(parents=True)

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_ocrmetrics.cli import main
 from pytest_ocrmetrics.evaluator.serve.server import make_server, serve_in_thread
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 Image = pytest.importorskip("PIL.Image")
 
@@ -116,6 +116,7 @@ def test_a_baseline_naming_the_dataset_otherwise_says_both_names_and_the_fix(
 # ------------------------------------------------------------------------------------------ portable run files
 
 
+@pytest.mark.xdist_transport
 def test_the_run_file_holds_no_path_of_the_folder_it_ran_in(pytester: pytest.Pytester, dataset: Path,
                                                              plugin_args: list[str]) -> None:
     """Images are relative to their dataset's folder; the folder itself is recorded once, in ``datasets``, which (like

@@ -11,9 +11,7 @@ from _pytest.terminal import TerminalReporter
 from pytest_ocrmetrics.plugin import progress
 from pytest_ocrmetrics.plugin.progress import (ProgressTracker, eta_seconds, final_line, format_duration, format_rate,
                                                pages_per_second, progress_line, write_between_results)
-from tests.plugin.conftest import make_dataset
-
-# a live engine (not replay, not cached with --ocr-no-cache) that returns the reference text at once
+from tests.helpers.plugin import make_dataset
 LIVE_ENGINE = """
 from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput
 
@@ -178,6 +176,7 @@ def _assert_whole_lines(result: pytest.RunResult) -> None:
     assert "\r" not in result.stdout.str()  # no carriage returns: CI logs keep every line
 
 
+@pytest.mark.xdist_transport
 @pytest.mark.usefixtures("every_result")
 def test_on_prints_progress_and_a_closing_line(pytester: pytest.Pytester, live_dataset: list[str],
                                                plugin_args: list[str]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 BASE = ["--ocr-dataset=invoices", "--ocr-engine=replay:preds"]
 GATED = ["--ocr-baseline=base.json", "--ocr-max-regression=cer:0.005", "--ocr-significance=0.05"]
@@ -64,6 +64,7 @@ def _suite_properties(path: Path) -> dict[str, str]:
     return {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
 
 
+@pytest.mark.xdist_transport
 def test_a_better_candidate_with_a_few_worse_receipts_passes_under_warn_and_names_them(
         pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     _make_baseline(pytester)
@@ -162,6 +163,7 @@ def test_baseline_update_creates_the_baseline_on_the_first_run(pytester: pytest.
     assert (pytester.path / "base.json").exists()  # written all the same: the gate's failure is said, not hidden
 
 
+@pytest.mark.xdist_transport
 def test_baseline_update_compares_then_replaces_the_baseline(pytester: pytest.Pytester,
                                                              plugin_args: list[str]) -> None:
     _make_baseline(pytester)

@@ -20,9 +20,7 @@ from pytest_ocrmetrics.engines.repeats import RepeatingEngine, combine_repeats
 from pytest_ocrmetrics.core.pdf import DEFAULT_LONGEST_SIDE
 from pytest_ocrmetrics.engines.prefetch import Prefetcher
 from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
-from tests.plugin.conftest import PNG_1X1, make_dataset
-
-# call n (from 0) of a document answers TEXTS[n % 3]; "b.png" fails on its second call with FAIL_ON set
+from tests.helpers.plugin import PNG_1X1, make_dataset
 VARYING_ENGINE = """
 import os, threading
 from pathlib import Path
@@ -80,6 +78,7 @@ def _fact_run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
                               "--ocr-min=fact_pass_rate:1", "-p", "no:randomly", *args)
 
 
+@pytest.mark.xdist_transport
 def test_repeats_give_n_texts_facts_take_the_majority_and_the_cache_replays_them(
         pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     make_dataset(pytester.path, FACT_DOCS, {})

@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 BASE = ["--ocr-dataset=invoices", "--ocr-engine=replay:preds", "-p", "no:randomly", "-p", "no:cacheprovider"]
 
 
+@pytest.mark.xdist_transport
 def test_every_report_that_cannot_be_written_fails_the_run(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     make_dataset(pytester.path)
     (pytester.path / "plain").write_text("a regular file, not a folder", encoding="utf-8")

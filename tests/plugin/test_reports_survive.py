@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.plugin.conftest import PNG_1X1
+from tests.helpers.plugin import PNG_1X1
 from pytest_ocrmetrics.gating import validate_run
 
 BIG = " ".join(f"w{n % 997}x{n % 13}" for n in range(260_000))[:2_000_000]  # a 2 MB reference text
@@ -169,7 +169,7 @@ def test_surrogate_in_a_document_id_still_writes_every_report(pytester: pytest.P
 def test_one_failing_report_keeps_the_others_and_the_previous_file(
     pytester: pytest.Pytester, plugin_args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.plugin.conftest import make_dataset
+    from tests.helpers.plugin import make_dataset
 
     make_dataset(pytester.path)
     out = pytester.path / "out"
@@ -198,7 +198,7 @@ def test_one_failing_report_keeps_the_others_and_the_previous_file(
 
 
 def test_report_failure_is_said_even_without_a_summary(pytester: pytest.Pytester) -> None:
-    from tests.plugin.conftest import make_dataset
+    from tests.helpers.plugin import make_dataset
 
     make_dataset(pytester.path)
     (pytester.path / "out" / "report.html").mkdir(parents=True)
@@ -210,7 +210,7 @@ def test_report_failure_is_said_even_without_a_summary(pytester: pytest.Pytester
 
 def test_junit_property_names_hold_only_xml_characters(pytester: pytest.Pytester) -> None:
     """Suite property names carry the dataset name, and pytest escapes property values but not names."""
-    from tests.plugin.conftest import make_dataset
+    from tests.helpers.plugin import make_dataset
 
     data = make_dataset(pytester.path)
     data.rename(pytester.path / "inv\x1boices")
@@ -225,8 +225,9 @@ def test_junit_property_names_hold_only_xml_characters(pytester: pytest.Pytester
     assert 'name="ocr.replay.inv#x1Boices.documents"' in suite_properties.group(1)
 
 
+@pytest.mark.xdist_transport
 def test_interrupted_run_is_marked_in_every_report(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
-    from tests.plugin.conftest import make_dataset
+    from tests.helpers.plugin import make_dataset
 
     make_dataset(pytester.path)
     result = pytester.runpytest(*BASE, *REPORTS[1:], "--ocr-max=cer:0.01", "-x", *plugin_args)
@@ -293,6 +294,7 @@ def test_a_bug_building_the_run_is_one_line_and_a_red_run(
     assert "INTERNALERROR" not in result.stdout.str()
 
 
+@pytest.mark.xdist_transport
 def test_three_documents_with_surrogates_and_controls_everywhere_write_every_report(
         pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     """The reported case, as broad as it can be made: a 3-document replay run with lone surrogates and control

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.engines.conftest import load_fake_server
-from tests.plugin.conftest import make_dataset
+from tests.helpers.servers import load_fake_server
+from tests.helpers.plugin import make_dataset
 
 pytest_plugins = ["pytester"]
 
@@ -27,6 +27,7 @@ def _properties(xml_path: Path) -> dict[str, set[str]]:
     return {case.get("name"): {p.get("name") for p in case.iter("property")} for case in root.iter("testcase")}
 
 
+@pytest.mark.xdist_transport
 def test_junit_carries_the_metrics_that_matter_by_default(pytester: pytest.Pytester, dataset: Path,
                                                           plugin_args: list[str]) -> None:
     result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-max=ned:0.9",

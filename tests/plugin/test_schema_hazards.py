@@ -14,7 +14,7 @@ from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.structured import MAX_JSON_DEPTH
 from pytest_ocrmetrics.scoring.document import ScoringError, score_document
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 pytest_plugins = ["pytester"]
 
@@ -41,6 +41,7 @@ SLOW_SENTENCE = ("document 'slow.png' (replay): the schema's pattern '^(a|aa)+$'
                  "string of the output (catastrophic backtracking); simplify the pattern")
 
 
+@pytest.mark.xdist_transport
 def test_each_hazard_errors_or_fails_its_own_document_and_every_report_is_written(
     pytester: pytest.Pytester, plugin_args: list[str]
 ) -> None:

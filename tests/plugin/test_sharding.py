@@ -11,7 +11,7 @@ import pytest
 from pytest_ocrmetrics.cli import main
 from pytest_ocrmetrics.runfile.sharding import shard_index
 
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 WORDS = "invoice total amount tax date due paid balance customer number order item price".split()
 BASE = ["--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-no-cache", "-p", "no:randomly"]
@@ -166,6 +166,7 @@ def test_bad_shard_is_a_usage_error_and_the_ini_key_works(pytester: pytest.Pytes
     assert pytester.runpytest(*BASE).ret == pytest.ExitCode.USAGE_ERROR
 
 
+@pytest.mark.xdist_transport
 def test_a_shard_says_its_gates_saw_only_the_shard(pytester: pytest.Pytester, pages: list[str],
                                                    plugin_args: list[str]) -> None:
     note = "--ocr-shard=1/2: the gates and the baseline's aggregates saw only this shard's documents; check them on " \

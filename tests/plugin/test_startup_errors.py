@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.plugin.conftest import make_dataset, usage_error_line
+from tests.helpers.plugin import make_dataset, usage_error_line
 
 pytest_plugins = ["pytester"]
 
@@ -96,6 +96,7 @@ EXPECTED_LINE = ("engine 'broken' could not be created: RuntimeError: model weig
                  "of the message third line")  # one line, the ESC shown as a visible mark
 
 
+@pytest.mark.xdist_transport
 def test_an_engine_failing_at_creation_prints_one_line_per_test(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     """Only the factory can find this problem: every test of the engine errors with the same line, and the output
     per test stays bounded (re-raising one stored exception grew its traceback: 25 documents, 187,769 lines)."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.plugin.conftest import DOCS, make_dataset
+from tests.helpers.plugin import DOCS, make_dataset
 
 
 def _checked(run: dict[str, Any], metric: str) -> dict[str, bool]:
@@ -17,6 +17,7 @@ def _checked(run: dict[str, Any], metric: str) -> dict[str, bool]:
             if check["metric"] == metric}
 
 
+@pytest.mark.xdist_transport
 @pytest.mark.parametrize("option", ["--ocr-min=crr:0.999", "--ocr-gate=crr>=0.999"])
 def test_a_command_line_threshold_or_gate_on_an_opt_in_metric_computes_and_checks_it(
         pytester: pytest.Pytester, plugin_args: list[str], option: str) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.plugin.conftest import make_dataset
-from tests.plugin.test_facts_plugin import _run, _run_file  # the same replay run and schema-checked run file
+from tests.helpers.plugin import make_dataset
+from tests.helpers.facts import run_facts as _run, read_run_file as _run_file
 
 DOCS = {
     "p1.png": {"full_text": "Introduction then Conclusion", "facts": [
@@ -65,6 +65,7 @@ def _setup(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(BLOCK_EXTRA)
 
 
+@pytest.mark.xdist_transport
 def test_a_page_with_a_fact_not_checked_errors_and_the_headline_leaves_it_out(pytester: pytest.Pytester,
                                                                             plugin_args: list[str]) -> None:
     _setup(pytester)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ocrmetrics.gating import validate_run
-from tests.plugin.conftest import DOCS, make_dataset
+from tests.helpers.plugin import DOCS, make_dataset
 
 GONE_ENGINE = """
 from pytest_ocrmetrics.engines.base import EngineSpec, EngineUnavailable
@@ -32,6 +32,7 @@ def _low_confidence(root: Path) -> None:
         (root / "preds" / f"{stem}.json").write_text(json.dumps({"fields": {}, "confidence": 0.5}), encoding="utf-8")
 
 
+@pytest.mark.xdist_transport
 def test_thresholds_with_every_document_filtered_fail_the_run(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     make_dataset(pytester.path)
     _low_confidence(pytester.path)
@@ -120,6 +121,7 @@ def test_a_limit_below_one_is_refused(pytester: pytest.Pytester, value: str) -> 
             in result.stderr.lines)
 
 
+@pytest.mark.xdist_transport
 def test_a_test_function_whose_every_document_skipped_fails_the_run(pytester: pytest.Pytester,
                                                                      plugin_args: list[str]) -> None:
     """No threshold on the command line: the test function itself is the check (it exists to assert on the output),
@@ -233,6 +235,7 @@ def test_a_confidence_filter_that_could_not_judge_an_output_says_so(pytester: py
     assert not any("could not judge" in line for line in result.outlines)  # no filter asked, nothing to say
 
 
+@pytest.mark.xdist_transport
 def test_the_confidence_note_counts_documents_not_test_functions(pytester: pytest.Pytester,
                                                                  plugin_args: list[str]) -> None:
     """Two test functions scoring the same 3 documents: 3 documents could not be judged, not 6 (issue 20 C7)."""

@@ -17,7 +17,7 @@ import pytest
 from pytest_ocrmetrics.gating import normalization_mismatch
 from pytest_ocrmetrics.reporting.html import render_html
 from ocr_run_factory import make_doc, make_run
-from tests.plugin.conftest import PNG_1X1
+from tests.helpers.plugin import PNG_1X1
 
 SPEC_DEFAULTS = {"distance": 1, "case_sensitive": False, "ignore_punctuation": True}
 

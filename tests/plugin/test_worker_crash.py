@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 pytest.importorskip("xdist")
 

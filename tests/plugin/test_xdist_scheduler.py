@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tests.plugin.conftest import make_dataset
-from tests.engines.conftest import load_fake_server
+from tests.helpers.plugin import make_dataset
+from tests.helpers.servers import load_fake_server
 
 pytest.importorskip("xdist")
 

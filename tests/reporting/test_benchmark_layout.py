@@ -13,7 +13,7 @@ import pytest
 from ocr_run_factory import make_doc, make_run
 from pytest_ocrmetrics.cli import main
 from pytest_ocrmetrics.reporting.benchmark import BENCHMARK_FILES, benchmark_files
-from tests.plugin.conftest import make_dataset
+from tests.helpers.plugin import make_dataset
 
 
 def _two_engine_run() -> dict[str, Any]:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ocr_run_factory import make_doc, make_run, validate
-from test_html_report import Page
+from tests.helpers.html import Page
 
 from pytest_ocrmetrics.gating import compare_runs
 from pytest_ocrmetrics.reporting.html import engine_order, render_html

@@ -15,8 +15,8 @@ from pytest_ocrmetrics.metrics.facts import check_fact, check_repeats, parse_fac
 from pytest_ocrmetrics.metrics.facts.model import EXCERPT_CHARS, excerpt_of
 from pytest_ocrmetrics.reporting.html import MAX_FACT_TEXT, render_html, write_html
 from pytest_ocrmetrics.core.safe_text import sanitize_run
-from tests.plugin.conftest import make_dataset, plugin_args  # noqa: F401 (a fixture)
-from tests.reporting.test_html_report import Page
+from tests.helpers.plugin import make_dataset
+from tests.helpers.html import Page
 
 XSS = "</script><script>alert(1)</script>"
 
@@ -272,6 +272,7 @@ def test_filter_by_type_and_verdict_in_a_browser(browser: Any, tmp_path: Path) -
 
 
 # -- through the plugin ----------------------------------------------------------------------------------------------
+@pytest.mark.xdist_transport
 def test_facts_from_a_ground_truth_reach_the_run_file_and_the_html(pytester: pytest.Pytester,
                                                                     plugin_args: list[str]) -> None:
     docs = {
