@@ -142,6 +142,7 @@ class OcrRunner:
             word_distance=settings.word_distance,
             word_case_sensitive=settings.word_case_sensitive,
             word_ignore_punctuation=settings.word_ignore_punctuation,
+            max_output_chars=settings.max_output_chars,
         )
         self._datasets: dict[tuple[Path, str | None], Dataset] = {}
         self._named: dict[str, Path] = {}  # dataset name -> the (resolved) path it names in this run
@@ -189,8 +190,8 @@ class OcrRunner:
                                    f"name one of them: --ocr-dataset=NAME=PATH (or name= of the ocr_dataset marker).")
             if not dataset.documents:  # a test of it could only pass having scored nothing
                 raise DatasetError(_empty_dataset_message(path, dataset))
-            longest_side = self.settings.pdf_longest_side
-            documents = tuple(_render_at(document, longest_side) for document in dataset.documents)
+            longest_side, max_pixels = self.settings.pdf_longest_side, self.settings.max_image_pixels
+            documents = tuple(_render_at(document, longest_side, max_pixels) for document in dataset.documents)
             if any(new is not old for new, old in zip(documents, dataset.documents)):
                 dataset = replace(dataset, documents=documents)
             self._datasets[key] = dataset
@@ -254,7 +255,8 @@ class OcrRunner:
             output = engine.recognize(document)
             if not output.elapsed_s and not output.cached:  # an engine that does not time itself
                 output = replace(output, elapsed_s=time.perf_counter() - start)
-        check_output_length(document, output)  # a 50 MB output errors its document, not the run (MemoryError)
+        # a 50 MB output errors its document, not the run (MemoryError)
+        check_output_length(document, output, self.scoring.max_output_chars)
         return output
 
     def start_prefetch(self, cases: list[OcrCase]) -> None:
@@ -345,8 +347,12 @@ class OcrRunner:
         self._instances.clear()
 
 
-def _render_at(document: Document, longest_side: int) -> Document:
-    """``document``, or a copy rendered at ``longest_side`` pixels when it is a PDF page rendered at another size."""
-    if document.page is None or document.render_longest_side == longest_side:
-        return document
-    return replace(document, render_longest_side=longest_side)
+def _render_at(document: Document, longest_side: int, max_image_pixels: int) -> Document:
+    """``document``, or a copy rendered at ``longest_side`` pixels when it is a PDF page rendered at another size,
+    and read under the run's pixel limit (``--ocr-max-image-pixels``) when that is not the default."""
+    changes: dict[str, int] = {}
+    if document.page is not None and document.render_longest_side != longest_side:
+        changes["render_longest_side"] = longest_side
+    if document.max_image_pixels != max_image_pixels:
+        changes["max_image_pixels"] = max_image_pixels
+    return replace(document, **changes) if changes else document  # type: ignore[arg-type]
