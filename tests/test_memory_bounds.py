@@ -106,7 +106,7 @@ def test_an_output_past_the_bound_is_one_sentence() -> None:
     with pytest.raises(OutputTooLong) as raised:
         check_output_length(document, OcrOutput(text="x" * (MAX_SCORED_CHARACTERS + 1)))
     message = str(raised.value)
-    assert message.startswith("the output is 2,000,001 characters, more than the 2,000,000 scored (MAX_SCORED_")
+    assert message.startswith("the output is 2,000,001 characters, more than the 2,000,000 scored (set by --ocr-max-output-chars, ")
     assert "\n" not in message and isinstance(raised.value, EngineError)  # so the plugin errors only this document
 
 

@@ -151,8 +151,14 @@ def _cmd_score(args: argparse.Namespace, out: TextIO) -> int:
     reference_path, outputs = _score_inputs(args.paths)
     reference = _read_text(reference_path, "reference")
     results = []
+    from pytest_ocrmetrics.scoring.document import output_too_long_reason
+
     for name, path in outputs:
-        scored = score_texts(reference, _read_text(path, "output"), normalize=profile.name, unit=args.unit,
+        hypothesis = _read_text(path, "output")
+        too_long = output_too_long_reason(hypothesis, reference, args.max_output_chars)
+        if too_long is not None:  # aligning it could end the command with a MemoryError
+            raise UsageError(f"output {str(path)!r} is not scored: {too_long}")
+        scored = score_texts(reference, hypothesis, normalize=profile.name, unit=args.unit,
                              tokenizer=args.tokenizer, max_distance=args.fuzzy,
                              word_case_sensitive=args.word_case_sensitive,
                              word_ignore_punctuation=not args.word_keep_punctuation)
@@ -581,7 +587,9 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     try:
-        with OCRDatasetEvaluator(args.engine, engine_options=settings.get(name, {})) as evaluator:
+        with OCRDatasetEvaluator(args.engine, engine_options=settings.get(name, {}),
+                                 max_image_pixels=args.max_image_pixels,
+                                 max_output_chars=args.max_output_chars) as evaluator:
             evaluator.evaluate_dataset(label_file, base_path, args.conf_threshold, args.max_images,
                                        "json" if args.json or args.per_sample else "table",
                                        include_per_sample_results=args.per_sample, stream=out)
@@ -593,7 +601,28 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _pixel_limit(text: str) -> int:
+    """``--max-image-pixels``: a whole number of pixels from 1 (no 'off': see docs/reference/limits.md)."""
+    from pytest_ocrmetrics.evaluator import check_limit
+
+    return check_limit(text, "--max-image-pixels")
+
+
+def _output_limit(text: str) -> int:
+    """``--max-output-chars``: a whole number of characters from 1 (no 'off': see docs/reference/limits.md)."""
+    from pytest_ocrmetrics.evaluator import check_limit
+
+    return check_limit(text, "--max-output-chars")
+
+
+def _default_output_limit() -> int:
+    from pytest_ocrmetrics.scoring.document import MAX_SCORED_CHARACTERS
+
+    return MAX_SCORED_CHARACTERS
+
+
 def _add_evaluate_parser(sub: Any) -> None:
+    from pytest_ocrmetrics.core.documents import MAX_IMAGE_PIXELS
     from pytest_ocrmetrics.evaluator import check_conf_threshold, check_max_images
 
     evaluate = sub.add_parser(
@@ -612,6 +641,12 @@ def _add_evaluate_parser(sub: Any) -> None:
                           help="samples with a confidence below X (0..1) are filtered, not evaluated (default 0.5)")
     evaluate.add_argument("--max-images", type=_argtype(check_max_images), metavar="N",
                           help="evaluate only the first N samples of the label file")
+    evaluate.add_argument("--max-image-pixels", type=_argtype(_pixel_limit), default=MAX_IMAGE_PIXELS, metavar="N",
+                          help="most pixels (width x height) an image may have (default 89478485, Pillow's limit); "
+                               "a larger one is skipped before anything decodes it")
+    evaluate.add_argument("--max-output-chars", type=_argtype(_output_limit), default=_default_output_limit(),
+                          metavar="N", help="longest prediction scored, in characters (default 2000000, or twice the "
+                                            "ground truth when that is longer); a longer one is skipped")
     evaluate.add_argument("--json", action="store_true", help="print the result as JSON instead of the table")
     evaluate.add_argument("--per-sample", action="store_true",
                           help="include per_sample_results (every evaluated sample) in the JSON; implies --json")
@@ -780,6 +815,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="word matching distinguishes case (default: it ignores case, as the plugin does)")
     score.add_argument("--word-keep-punctuation", action="store_true",
                        help="word matching keeps punctuation (default: it strips it, as the plugin does)")
+    score.add_argument("--max-output-chars", type=_argtype(_output_limit), default=_default_output_limit(),
+                       metavar="N", help="longest output scored, in characters (default 2000000, or twice the "
+                                         "reference when that is longer); a longer one is an error (exit 2) instead "
+                                         "of gigabytes of memory for its alignment")
     score.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     compare = sub.add_parser("compare", help="compare a run file with a baseline run file (exit 1 on regression)",

@@ -8,8 +8,8 @@ from typing import Any, Mapping
 
 from pytest_ocrmetrics.core.pdf import DEFAULT_LONGEST_SIDE, render_pdf_page
 
-__all__ = ["Document", "ImageFileError", "IMAGE_FORMATS", "MAX_IMAGE_PIXELS", "sniff_image_format",
-           "not_an_image_reason", "image_dimensions", "too_many_pixels_reason"]
+__all__ = ["Document", "ImageFileError", "IMAGE_FORMATS", "MAX_IMAGE_PIXELS", "PIXEL_LIMIT_SETTING", "sniff_image_format",
+           "not_an_image_reason", "image_dimensions", "too_many_pixels_reason", "memory_text"]
 
 IMAGE_FORMATS = ("PNG", "JPEG", "TIFF", "BMP", "GIF", "WebP", "JPEG 2000", "PNM")
 """The image formats a document's image may be in (recognised by their first bytes, whatever the file suffix)."""
@@ -17,10 +17,17 @@ IMAGE_FORMATS = ("PNG", "JPEG", "TIFF", "BMP", "GIF", "WebP", "JPEG 2000", "PNM"
 _SNIFF_BYTES = 16
 
 MAX_IMAGE_PIXELS = 89_478_485
-"""The most pixels (width × height) a document's image may have, for every engine: Pillow's own default limit
-(``PIL.Image.MAX_IMAGE_PIXELS``, about a 9,500 × 9,500 image; an A4 page at 600 dpi is 35 M). A small file can
-declare a huge image (a 0.9 MB PNG of 30,000 × 30,000 pixels): rapidocr refuses it through Pillow, but Tesseract
-decodes it (about 4 GB of memory). Checked from the image's header, before anything decodes it."""
+"""The default of the most pixels (width × height) a document's image may have, for every engine: Pillow's own
+default limit (``PIL.Image.MAX_IMAGE_PIXELS``, about a 9,500 × 9,500 image; an A4 page at 600 dpi is 35 M). A small
+file can declare a huge image (a 0.9 MB PNG of 30,000 × 30,000 pixels): rapidocr refuses it through Pillow, but
+Tesseract decodes it (about 4 GB of memory). Checked from the image's header, before anything decodes it.
+
+The limit of a run is a setting (``Document.max_image_pixels``): ``--ocr-max-image-pixels`` / ``ocr_max_image_pixels``
+in pytest, ``--max-image-pixels`` of ``ocrmetrics evaluate``, ``max_image_pixels=`` of the evaluator; see
+``docs/reference/limits.md``."""
+
+PIXEL_LIMIT_SETTING = "--ocr-max-image-pixels, or --max-image-pixels of ocrmetrics evaluate"
+"""How the pixel limit's setting is named in the sentence of an image over it."""
 
 
 def sniff_image_format(head: bytes) -> str | None:
@@ -104,6 +111,9 @@ class Document:
     tasks: tuple[Mapping[str, Any], ...] = ()
     # pixels on the longest side of a PDF page's rendered image (--ocr-pdf-longest-side); part of the cache key
     render_longest_side: int = DEFAULT_LONGEST_SIDE
+    # the most pixels its image may have (the run's --ocr-max-image-pixels); a setting, not part of the document's
+    # identity (equal documents compare equal whatever limit they were read under)
+    max_image_pixels: int = field(default=MAX_IMAGE_PIXELS, compare=False)
 
     def image_file(self) -> Path:
         """The image's path; raises ``FileNotFoundError`` naming the document and its source when there is none."""
@@ -135,7 +145,7 @@ class Document:
                 f"image {str(path)!r} of document {self.id!r}{self._source()} is not an image: "
                 f"{not_an_image_reason(data[:_SNIFF_BYTES])}; replace the file or fix its path in the ground truth"
             )
-        too_big = too_many_pixels_reason(data)
+        too_big = too_many_pixels_reason(data, self.max_image_pixels)
         if too_big:
             raise ImageFileError(f"image {str(path)!r} of document {self.id!r}{self._source()} {too_big}")
         return data
@@ -188,10 +198,38 @@ def image_dimensions(data: bytes) -> tuple[int, int] | None:
 
 def too_many_pixels_reason(data: bytes, limit: int = MAX_IMAGE_PIXELS) -> str | None:
     """Why the image in ``data`` is too big to recognise (the end of a sentence naming it), or None when it is not:
-    ``is 30000 × 30000 pixels (900,000,000), more than the 89,478,485 allowed (...)``."""
+    ``is 30000 × 30000 pixels (900,000,000), more than the 89,478,485 allowed (...)``.
+
+    Args:
+        data: the image file's bytes (only its header is read).
+        limit: the most pixels allowed (the run's pixel-limit setting).
+
+    Returns:
+        The reason, naming the limit's setting, or None for an image within the limit or whose size cannot be told.
+    """
     size = image_dimensions(data)
     if size is None or size[0] * size[1] <= limit:
         return None
     width, height = size
+    default = "; the default is Pillow's limit" if limit == MAX_IMAGE_PIXELS else ""
     return (f"is {width} × {height} pixels ({width * height:,}), more than the {limit:,} allowed "
-            "(MAX_IMAGE_PIXELS, Pillow's limit): decoding it would take gigabytes of memory; scale the image down")
+            f"(set by {PIXEL_LIMIT_SETTING}{default}): decoding it would take about {memory_text(width * height * 4)} of "
+            "memory; scale the image down or raise the limit")
+
+
+def memory_text(size: float) -> str:
+    """``size`` bytes for a sentence of an error message.
+
+    Args:
+        size: a number of bytes.
+
+    Returns:
+        ``3.6 GB``, ``24 MB``, ``2.0 kB`` or ``12 bytes``.
+
+    >>> memory_text(3.6e9), memory_text(24e6), memory_text(12)
+    ('3.6 GB', '24 MB', '12 bytes')
+    """
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
+    return f"{size:.0f} bytes"

@@ -52,7 +52,12 @@ from pytest_ocrmetrics.engines.base import (
     OcrOutput,
 )
 from pytest_ocrmetrics.engines.deepseek_postprocess import BOX_GRID, parse_deepseek_output
-from pytest_ocrmetrics.engines.openai_compat import ChatAnswer, ChatCompletionsEngine, chat_completions_url
+from pytest_ocrmetrics.engines.openai_compat import (
+    ChatAnswer,
+    ChatCompletionsEngine,
+    chat_completions_url,
+    max_response_mb_setting,
+)
 from pytest_ocrmetrics.engines.settings import (
     api_key_from_env,
     bool_setting,
@@ -170,6 +175,7 @@ class DeepSeekServerEngine(ChatCompletionsEngine):
         extra_body: Mapping[str, Any] | None = None,
         timeout_s: float = 300.0,
         retries: int = 3,
+        max_response_mb: float = 64.0,
     ) -> None:
         super().__init__(
             base_url=base_url,
@@ -182,6 +188,7 @@ class DeepSeekServerEngine(ChatCompletionsEngine):
             extra_body=extra_body,
             timeout_s=timeout_s,
             retries=retries,
+            max_response_mb=max_response_mb,
         )
         self.vllm_xargs = dict(vllm_xargs)
 
@@ -643,10 +650,12 @@ _DEEPSEEK_OPTIONS: dict[str, str] = {
     "extra_body": "JSON object merged into the request body (server backend)",
     "timeout": "seconds to wait for one answer (server backend, default 300)",
     "retries": "extra attempts on HTTP 429/5xx and connection errors (server backend, default 3)",
+    "max_response_mb": "the most of one answer read, in MiB (server backend, default 64; a positive number, no "
+                       "'off'); a larger answer errors its document",
 }
 
 _BACKEND_ONLY = {
-    "server": {"base_url", "api_key_env", "vllm_xargs", "extra_body", "timeout", "retries"},
+    "server": {"base_url", "api_key_env", "vllm_xargs", "extra_body", "timeout", "retries", "max_response_mb"},
     "transformers": {"device", "batch_size", "revision", "local_files_only"},
     "remote-code": {"mode", "device", "revision", "local_files_only", "trust_remote_code"},
 }
@@ -697,6 +706,7 @@ def check_deepseek_settings(arg: str | None, options: Mapping[str, str]) -> tupl
             extra_body=json_object_setting("deepseek", settings, "extra_body"),
             timeout_s=float_setting("deepseek", settings, "timeout", 300.0, positive=True, unit="seconds"),
             retries=int_setting("deepseek", settings, "retries", 3, minimum=0),
+            max_response_mb=max_response_mb_setting("deepseek", settings),
         )
     device = settings.get("device", "auto").strip() or "auto"
     if device != "auto" and device != "cpu" and not device.startswith("cuda"):

@@ -15,7 +15,8 @@ the server is overloaded (HTTP 429), restarting (502/503), slow (timeouts) or go
   turn the POST into a GET whose answer would be scored as OCR output); the fix is to configure the final address;
 * a dead-server fast path: once a request has exhausted its retries on connection errors, later requests try once
   (until one succeeds again), so a suite against a dead server ends in a row of errors, not an hour of backoff;
-* an answer is read up to :data:`MAX_RESPONSE_BYTES` (64 MiB) and no further: a server answering 1 GB (a model
+* an answer is read up to ``max_response_bytes`` (default :data:`MAX_RESPONSE_BYTES`, 64 MiB; the engine setting
+  ``ENGINE.max_response_mb``) and no further: a server answering 1 GB (a model
   that never stopped, a proxy's error page streamed forever) is an immediate
   :class:`~pytest_ocrmetrics.engines.base.EngineError` for that document, not a ``MemoryError`` for the run;
 * :meth:`JsonHttpClient.cancel` wakes every backoff sleep at once and stops further attempts (Ctrl-C).
@@ -58,9 +59,10 @@ RETRYABLE_STATUS: frozenset[int] = frozenset({408, 425, 429, 500, 502, 503, 504}
 """HTTP statuses worth retrying: the request was fine, the server was not ready for it (all 5xx are retried too)."""
 
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-"""The most bytes of an answer read (64 MiB): an OCR answer is a few kilobytes of JSON; one of a gigabyte would be
-decoded into several gigabytes of Python objects (``std::bad_alloc`` / ``MemoryError``). Reading stops at the limit
-and that request fails in one sentence (not retried: the server did answer)."""
+"""The default of the most bytes of an answer read (64 MiB): an OCR answer is a few kilobytes of JSON; one of a
+gigabyte would be decoded into several gigabytes of Python objects (``std::bad_alloc`` / ``MemoryError``). Reading
+stops at the limit and that request fails in one sentence (not retried: the server did answer). The remote engines
+set it per server with ``openai.max_response_mb`` / ``deepseek.max_response_mb``."""
 
 _BODY_EXCERPT = 300
 _READ_CHUNK = 65536
@@ -333,7 +335,9 @@ class JsonHttpClient:
 
     Thread-safe: one client is shared by all worker threads of an engine. ``headers`` are sent with every request
     (put the ``Authorization`` header here; it never shows in errors). ``rng``, ``opener`` (``urlopen``'s stand-in)
-    and ``wait`` (sleeps between attempts; returns True to cancel) are injectable for tests.
+    and ``wait`` (sleeps between attempts; returns True to cancel) are injectable for tests. ``max_response_bytes``
+    is the most bytes of one answer read; ``limit_setting`` is how a user changes it (``openai.max_response_mb``),
+    named in the error of an answer over it.
     """
 
     def __init__(
@@ -346,11 +350,15 @@ class JsonHttpClient:
         opener: Callable[..., Any] | None = None,
         wait: Callable[[float], bool] | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        limit_setting: str = "max_response_bytes",
     ) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout_s!r}")
+        if int(max_response_bytes) < 1:
+            raise ValueError(f"max_response_bytes must be a positive number of bytes, got {max_response_bytes!r}")
         self.timeout_s = float(timeout_s)
         self.max_response_bytes = int(max_response_bytes)
+        self.limit_setting = limit_setting  # how the answer-size limit is set, named when an answer exceeds it
         self.retry = retry
         self._headers = dict(headers or {})
         self._rng = rng or random.Random()
@@ -502,7 +510,7 @@ class JsonHttpClient:
             limit = self.max_response_bytes
             mib = f"{limit / 2**20:g} MiB, " if limit >= 2**20 else ""
             raise EngineError(
-                f"{method} {url} answered HTTP {status} with more than {limit:,} bytes ({mib}MAX_RESPONSE_BYTES, the "
+                f"{method} {url} answered HTTP {status} with more than {limit:,} bytes ({mib}{self.limit_setting}, the "
                 "most read of an answer): reading stopped there; an OCR answer is a few kilobytes, so check the "
                 "server (a model that never stopped generating?)"
             ) from None

@@ -4,19 +4,20 @@ vLLM, SGLang, Ollama, LM Studio, llama.cpp's server and hosted APIs all speak th
 request: a user message whose content is the page as a base64 ``data:`` URL followed by the prompt. Settings
 (``--ocr-engine-option openai.KEY=VALUE`` or the ini key ``ocr_engine_options``):
 
-============== ============================================================================================
-base_url       the server, e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended; required)
-model          the model name the server serves (required; ``--ocr-engine=openai:MODEL`` sets it too)
-prompt         the instruction sent after the image (default: :data:`DEFAULT_PROMPT`)
-system         an optional system message
-max_tokens     the answer's token limit (default 4096); hitting it marks the output ``truncated``
-temperature    sampling temperature (default 0: reproducible outputs, which the cache relies on)
-api_key_env    the name of the environment variable holding the API key (default: none, no key sent)
-extra_body     a JSON object merged into the request body, e.g. ``{"top_k": 1}``
-timeout        seconds to wait for one answer (default 120)
-retries        extra attempts on 429/5xx/connection errors (default 3)
-mode           ``text`` (default: transcribe) or ``fields`` (ask for the document's fields as one JSON object)
-============== ============================================================================================
+=============== ============================================================================================
+base_url        the server, e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended; required)
+model           the model name the server serves (required; ``--ocr-engine=openai:MODEL`` sets it too)
+prompt          the instruction sent after the image (default: :data:`DEFAULT_PROMPT`)
+system          an optional system message
+max_tokens      the answer's token limit (default 4096); hitting it marks the output ``truncated``
+temperature     sampling temperature (default 0: reproducible outputs, which the cache relies on)
+api_key_env     the name of the environment variable holding the API key (default: none, no key sent)
+extra_body      a JSON object merged into the request body, e.g. ``{"top_k": 1}``
+timeout         seconds to wait for one answer (default 120)
+retries         extra attempts on 429/5xx/connection errors (default 3)
+max_response_mb the most of one answer read, in MiB (default 64); a larger answer errors its document
+mode            ``text`` (default: transcribe) or ``fields`` (ask for the document's fields as one JSON object)
+=============== ============================================================================================
 
 In ``fields`` mode the prompt lists the document's field names (from its ground-truth ``fields``, else the
 ``properties`` of its JSON schema) and the answer is parsed into ``OcrOutput.fields``, so ``assert_field_f1`` and
@@ -54,7 +55,7 @@ from pytest_ocrmetrics.engines.base import (
     image_decode_problem,
     read_image,
 )
-from pytest_ocrmetrics.engines.http import JsonHttpClient, RetryPolicy
+from pytest_ocrmetrics.engines.http import MAX_RESPONSE_BYTES, JsonHttpClient, RetryPolicy
 from pytest_ocrmetrics.engines.settings import (
     api_key_from_env,
     float_setting,
@@ -188,10 +189,12 @@ class ChatCompletionsClient:
     through :meth:`JsonHttpClient.redact`, so a server echoing the key never puts it in a report.
     """
 
-    def __init__(self, base_url: str, *, api_key: str | None, timeout_s: float, retries: int) -> None:
+    def __init__(self, base_url: str, *, api_key: str | None, timeout_s: float, retries: int,
+                 max_response_bytes: int = MAX_RESPONSE_BYTES, limit_setting: str = "max_response_mb") -> None:
         self.url = chat_completions_url(base_url)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = JsonHttpClient(timeout_s=timeout_s, retry=RetryPolicy(retries=retries), headers=headers)
+        self.http = JsonHttpClient(timeout_s=timeout_s, retry=RetryPolicy(retries=retries), headers=headers,
+                                   max_response_bytes=max_response_bytes, limit_setting=limit_setting)
 
     def __repr__(self) -> str:
         return f"ChatCompletionsClient({self.url!r})"
@@ -230,6 +233,22 @@ class ChatCompletionsClient:
 
     def cancel(self) -> None:
         self.http.cancel()
+
+
+def response_bytes(max_response_mb: float) -> int:
+    """``max_response_mb`` MiB in bytes (at least 1): the ``max_response_bytes`` of the engine's HTTP client.
+
+    >>> response_bytes(64) == MAX_RESPONSE_BYTES
+    True
+    """
+    return max(1, int(max_response_mb * 2**20))
+
+
+def max_response_mb_setting(engine: str, settings: Mapping[str, str]) -> float:
+    """``ENGINE.max_response_mb``: the most of one answer read, a positive number of MiB (default 64); 0 or a
+    negative number is refused (a server could then answer gigabytes)."""
+    return float(float_setting(engine, settings, "max_response_mb", MAX_RESPONSE_BYTES / 2**20, positive=True,
+                               unit="MiB"))
 
 
 # -- field extraction -------------------------------------------------------------------------------------------------
@@ -306,13 +325,16 @@ class ChatCompletionsEngine:
         extra_body: Mapping[str, Any] | None,
         timeout_s: float,
         retries: int,
+        max_response_mb: float = MAX_RESPONSE_BYTES / 2**20,
     ) -> None:
         self.model = model
         self.prompt = prompt
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
-        self.client = ChatCompletionsClient(base_url, api_key=api_key, timeout_s=timeout_s, retries=retries)
+        self.client = ChatCompletionsClient(base_url, api_key=api_key, timeout_s=timeout_s, retries=retries,
+                                            max_response_bytes=response_bytes(max_response_mb),
+                                            limit_setting=f"{self.name}.max_response_mb")
 
     def _common_identity(self) -> dict[str, Any]:
         """What this class puts in every request; a subclass's ``identity()`` adds engine, adapter and its own."""
@@ -391,6 +413,7 @@ class OpenAIChatEngine(ChatCompletionsEngine):
         timeout_s: float = 120.0,
         retries: int = 3,
         mode: str = "text",
+        max_response_mb: float = MAX_RESPONSE_BYTES / 2**20,
     ) -> None:
         if mode not in ("text", "fields"):
             raise EngineOptionError(f"openai.mode must be 'text' or 'fields', got {mode!r}")
@@ -404,6 +427,7 @@ class OpenAIChatEngine(ChatCompletionsEngine):
             extra_body=extra_body,
             timeout_s=timeout_s,
             retries=retries,
+            max_response_mb=max_response_mb,
         )
         self.mode = mode
         self.system = system
@@ -470,6 +494,8 @@ _OPENAI_OPTIONS: dict[str, str] = {
     "extra_body": 'JSON object merged into the request body, e.g. {"top_k": 1}',
     "timeout": "seconds to wait for one answer (default 120)",
     "retries": "extra attempts on HTTP 429/5xx and connection errors (default 3)",
+    "max_response_mb": "the most of one answer read, in MiB (default 64; a positive number, no 'off'); a larger "
+                       "answer errors its document",
     "mode": "text (transcribe, default) or fields (ask for the document's fields as JSON)",
 }
 
@@ -510,6 +536,7 @@ def check_openai_settings(arg: str | None, options: Mapping[str, str]) -> dict[s
         extra_body=json_object_setting("openai", settings, "extra_body"),
         timeout_s=float_setting("openai", settings, "timeout", 120.0, positive=True, unit="seconds"),
         retries=int_setting("openai", settings, "retries", 3, minimum=0),
+        max_response_mb=max_response_mb_setting("openai", settings),
         mode=mode,
     )
 

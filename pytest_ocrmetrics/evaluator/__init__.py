@@ -41,7 +41,9 @@ label file missing or not a file                   raises, nothing counted  ERRO
 no tab, or an empty image path (a bad line)        skipped                  WARNING
 empty or whitespace-only ground truth              skipped                  WARNING
 image missing, or not an image by its first bytes  skipped                  WARNING
+image with more pixels than ``max_image_pixels``   skipped                  WARNING
 inference raised, or returned something unusable   skipped                  ERROR
+prediction longer than ``max_output_chars``        skipped                  ERROR
 confidence below ``conf_threshold``                filtered                 DEBUG
 empty prediction                                   evaluated (ed=len(gt))   DEBUG
 =================================================  =======================  =========
@@ -51,6 +53,17 @@ negative, above 1) is an unusable result, and so is None from ``image_loader``. 
 first tab, verbatim but for a trailing ``\\r``, as :mod:`pytest_ocrmetrics.datasets.label_file` reads it. Image paths
 are relative to ``dataset_base_path`` or absolute; each line is one sample, in file order (a duplicated image is
 evaluated twice). Progress is logged at INFO every 50 lines as ``处理进度: {current}/{total} ({percentage}%)``.
+
+Skipped samples are logged one by one for the first :data:`~pytest_ocrmetrics.datasets.base.MAX_SKIPPED_LISTED` of
+each level (WARNING, ERROR); the rest are counted and said once at the end, at the same level, with the first of them
+(``and 999,990 more samples skipped (the first at val.txt:12: ...)``): a label file of a million bad lines is a few
+lines of output, as in the plugin. The counts in the result are exact either way.
+
+Two resource limits apply, as in the plugin (``docs/reference/limits.md``): ``max_image_pixels`` (default
+:data:`~pytest_ocrmetrics.core.documents.MAX_IMAGE_PIXELS`) skips an image whose header declares more pixels before any
+model or engine decodes it, and ``max_output_chars`` (default
+:data:`~pytest_ocrmetrics.scoring.document.MAX_SCORED_CHARACTERS`, or twice the ground truth when that is longer) skips a
+prediction too long to score instead of aligning it (about 160 bytes of memory per character).
 """
 
 from __future__ import annotations
@@ -66,8 +79,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, TextIO
 
-from pytest_ocrmetrics.core.documents import Document, not_an_image_reason, sniff_image_format
+from pytest_ocrmetrics.core.documents import (
+    MAX_IMAGE_PIXELS,
+    Document,
+    not_an_image_reason,
+    sniff_image_format,
+    too_many_pixels_reason,
+)
 from pytest_ocrmetrics.engines.base import OcrEngine
+from pytest_ocrmetrics.scoring.document import MAX_SCORED_CHARACTERS, output_too_long_reason
 
 if TYPE_CHECKING:
     from pytest_ocrmetrics.engines.registry import EngineRegistry
@@ -81,6 +101,7 @@ __all__ = [
     "PROGRESS_EVERY",
     "check_conf_threshold",
     "check_max_images",
+    "check_limit",
     "format_table",
     "format_json",
     "score_sample",
@@ -226,6 +247,24 @@ def check_max_images(value: object) -> int | None:
     return value
 
 
+def check_limit(value: object, name: str) -> int:
+    """``value`` as a resource limit (``max_image_pixels``, ``max_output_chars``): a whole number of 1 or more, else a
+    ``ValueError`` in one sentence naming ``name``. 0 and None do not turn a limit off (one input could then exhaust
+    memory); give a large number instead.
+
+    >>> check_limit("1000", "max_output_chars")
+    1000
+    """
+    given = value
+    if isinstance(value, str):
+        text = value.strip().replace("_", "").replace(",", "")
+        value = int(text) if text.isascii() and text.isdigit() else None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a whole number of 1 or more (a limit cannot be turned off: give a large "
+                         f"number instead), got {given!r}")
+    return value
+
+
 def _check_output_format(value: object) -> str:
     if value in OUTPUT_FORMATS:
         return str(value)
@@ -278,16 +317,22 @@ def _parse_line(number: int, line: str) -> LabelEntry | str:
     return LabelEntry(image_path=written.strip(), ground_truth=text, line_number=number)
 
 
-def _image_problem(path: Path) -> str | None:
+def _image_problem(path: Path, max_image_pixels: int = MAX_IMAGE_PIXELS) -> str | None:
+    """Why the sample's image cannot be given to the model, or None: missing, unreadable, not an image by its first
+    bytes, or declaring more than ``max_image_pixels`` pixels in its header (checked before anything decodes it)."""
     if not path.is_file():
         return f"image {str(path)!r} {'is not a file' if path.exists() else 'does not exist'}"
     try:
         with path.open("rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
+            data = handle.read()
     except OSError as exc:
         return f"image {str(path)!r} cannot be read: {exc.strerror or exc}"
+    head = data[:_SNIFF_BYTES]
     if sniff_image_format(head) is None:
         return f"image {str(path)!r} is not an image ({not_an_image_reason(head)})"
+    too_big = too_many_pixels_reason(data, max_image_pixels)
+    if too_big:
+        return f"image {str(path)!r} {too_big}"
     return None
 
 
@@ -300,6 +345,38 @@ def _document_id(written: str, image: Path, base: Path) -> str:
             return Path(os.path.relpath(image, absolute_base)).as_posix()
         return Path(written).as_posix()
     return posixpath.normpath(Path(written).as_posix())
+
+
+class _SkipLog:
+    """The skipped samples' messages of one evaluation: the first
+    :data:`~pytest_ocrmetrics.datasets.base.MAX_SKIPPED_LISTED` of each level logged one by one, the rest counted and
+    said once by :meth:`summarise` (the plugin's cap on skipped entries, issue 20)."""
+
+    def __init__(self, label_path: Path) -> None:
+        from pytest_ocrmetrics.datasets.base import MAX_SKIPPED_LISTED
+
+        self.label_path = label_path
+        self.cap = MAX_SKIPPED_LISTED
+        self.logged = {logging.WARNING: 0, logging.ERROR: 0}
+        self.more = {logging.WARNING: 0, logging.ERROR: 0}
+        self.first_more: dict[int, str] = {}
+
+    def skip(self, level: int, where: str, message: str) -> None:
+        """Log ``where: message`` at ``level`` unless the cap of that level is reached; count it either way."""
+        if self.logged[level] < self.cap:
+            self.logged[level] += 1
+            logger.log(level, "%s: %s", where, message)
+            return
+        if not self.more[level]:
+            self.first_more[level] = f"the first at {where}: {message}"
+        self.more[level] += 1
+
+    def summarise(self) -> None:
+        """One message per level that went past the cap: how many more were skipped, and the first of them."""
+        for level, more in self.more.items():
+            if more:
+                logger.log(level, "%s: and %s more sample%s skipped (%s)", self.label_path, f"{more:,}",
+                           "s" if more != 1 else "", self.first_more[level])
 
 
 # ----------------------------------------------------------------------------------------------------- outputs
@@ -399,6 +476,8 @@ class OCRDatasetEvaluator:
 
     ``engine_options`` are the settings of an engine given by name (``{"lang": "deu"}`` for ``"tesseract"``);
     ``registry`` is the engine registry to look the name up in (default: the built-ins and installed entry points).
+    ``max_image_pixels`` and ``max_output_chars`` are the resource limits (see the module documentation); a bad
+    value is a ``ValueError``.
     An engine created here is closed by :meth:`close` (or leaving a ``with`` block); one passed in is not.
 
     >>> def model(image):
@@ -413,7 +492,11 @@ class OCRDatasetEvaluator:
         engine_options: Mapping[str, str] | None = None,
         image_loader: Callable[[str], Any] | None = None,
         registry: EngineRegistry | None = None,
+        max_image_pixels: int = MAX_IMAGE_PIXELS,
+        max_output_chars: int = MAX_SCORED_CHARACTERS,
     ) -> None:
+        self.max_image_pixels = check_limit(max_image_pixels, "max_image_pixels")
+        self.max_output_chars = check_limit(max_output_chars, "max_output_chars")
         self.ocr_model = ocr_model
         self.image_loader = image_loader
         self._engine: OcrEngine | None = None
@@ -503,9 +586,10 @@ class OCRDatasetEvaluator:
         samples: list[SampleEvaluation] = []
         filtered = skipped = 0
         inference_s: list[float] = []
+        skips = _SkipLog(label_path)
         for current, (number, line) in enumerate(lines, start=1):
             where = f"{label_path}:{number}"
-            outcome = self._evaluate_line(where, number, line, base, label_path, threshold, inference_s)
+            outcome = self._evaluate_line(where, number, line, base, label_path, threshold, inference_s, skips)
             if isinstance(outcome, SampleEvaluation):
                 samples.append(outcome)
             elif outcome == "filtered":
@@ -514,6 +598,7 @@ class OCRDatasetEvaluator:
                 skipped += 1
             if current % PROGRESS_EVERY == 0:
                 logger.info("处理进度: %d/%d (%.1f%%)", current, total, current / total * 100)
+        skips.summarise()
         if samples:
             accuracy = sum(sample.is_correct for sample in samples) / len(samples)
             ned = sum(sample.normalized_edit_distance for sample in samples) / len(samples)
@@ -536,29 +621,33 @@ class OCRDatasetEvaluator:
 
     # -- one line ----------------------------------------------------------------------------------------------------
     def _evaluate_line(self, where: str, number: int, line: str, base: Path, label_path: Path, threshold: float,
-                       inference_s: list[float]) -> SampleEvaluation | str:
-        """The sample's evaluation, or ``"filtered"`` / ``"skipped"`` (logged here)."""
+                       inference_s: list[float], skips: _SkipLog) -> SampleEvaluation | str:
+        """The sample's evaluation, or ``"filtered"`` / ``"skipped"`` (logged here, through ``skips``)."""
         entry = _parse_line(number, line)
         if isinstance(entry, str):
-            logger.warning("%s: line skipped: %s", where, entry)
+            skips.skip(logging.WARNING, where, f"line skipped: {entry}")
             return "skipped"
         written = Path(entry.image_path)
         image = written if written.is_absolute() else base / written
-        problem = _image_problem(image)
+        problem = _image_problem(image, self.max_image_pixels)
         if problem is not None:
-            logger.warning("%s: sample skipped: %s", where, problem)
+            skips.skip(logging.WARNING, where, f"sample skipped: {problem}")
             return "skipped"
         began = time.perf_counter()
         try:
             text, confidence = self._recognize(image, entry, base, label_path)
         except _UnusableOutput as exc:  # it ran, but its answer cannot be scored: not an inference failure
-            logger.error("%s: sample skipped: unusable result for %r: %s", where, str(image), exc)
+            skips.skip(logging.ERROR, where, f"sample skipped: unusable result for {str(image)!r}: {exc}")
             return "skipped"
         except Exception as exc:  # noqa: BLE001 - document 004: an inference failure skips the sample
-            logger.error("%s: sample skipped: inference failed on %r: %s: %s", where, str(image),
-                         type(exc).__name__, exc)
+            skips.skip(logging.ERROR, where,
+                       f"sample skipped: inference failed on {str(image)!r}: {type(exc).__name__}: {exc}")
             return "skipped"
         inference_s.append(time.perf_counter() - began)
+        too_long = output_too_long_reason(text, entry.ground_truth, self.max_output_chars)
+        if too_long is not None:  # aligning it could exhaust memory: not scored (document 004's unusable result)
+            skips.skip(logging.ERROR, where, f"sample skipped: unusable result for {str(image)!r}: {too_long}")
+            return "skipped"
         if confidence is not None and confidence < threshold:
             logger.debug("%s: sample filtered: confidence %g < conf_threshold %g", where, confidence, threshold)
             return "filtered"
@@ -580,6 +669,7 @@ class OCRDatasetEvaluator:
             document = Document(
                 id=_document_id(entry.image_path, image, base), dataset=label_path.stem, image_path=image,
                 reference_text=entry.ground_truth, source=f"{label_path}:{entry.line_number}",
+                max_image_pixels=self.max_image_pixels,
             )
             output = self._engine.recognize(document)
             return output.text, _valid_confidence(output.confidence)

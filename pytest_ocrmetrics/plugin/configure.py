@@ -237,7 +237,7 @@ def runner_settings(settings: OcrSettings) -> RunnerSettings:
     """The runner's part of the ``--ocr-*`` settings."""
     return RunnerSettings(engines=settings.engines, engine_options=settings.engine_options, limit=settings.limit,
                           pdf_longest_side=settings.pdf_longest_side, repeats=settings.repeats,
-                          concurrency=settings.concurrency)
+                          concurrency=settings.concurrency, max_image_pixels=settings.max_image_pixels)
 
 
 def scoring_options(settings: OcrSettings) -> ScoringOptions:
@@ -245,7 +245,8 @@ def scoring_options(settings: OcrSettings) -> ScoringOptions:
     return ScoringOptions(normalize=settings.normalize, unit=settings.unit, tokenizer=settings.tokenizer,
                           extra_metrics=settings.extra_metrics, field_compare=settings.field_compare,
                           word_distance=settings.word_distance, word_case_sensitive=settings.word_case_sensitive,
-                          word_ignore_punctuation=settings.word_ignore_punctuation)
+                          word_ignore_punctuation=settings.word_ignore_punctuation,
+                          max_output_chars=settings.max_output_chars)
 
 
 def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:

@@ -7,6 +7,7 @@ instead of a failure in the middle of a run.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -122,6 +123,16 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-pdf-longest-side", "ocr_pdf_longest_side", "string", dict(metavar="PX",
         help="Longest side in pixels of a PDF page rendered for live engines (default 1288, what olmOCR's "
              "pipeline renders).")),
+    # resource limits (docs/reference/limits.md)
+    ("--ocr-max-image-pixels", "ocr_max_image_pixels", "string", dict(metavar="N",
+        help="Most pixels (width x height) a document's image may have, for every engine (default 89478485, "
+             "Pillow's limit, about 9,500 x 9,500); checked from the image's header before anything decodes it, a "
+             "larger image errors its own document. A whole number from 1; there is no 'off' (a small file can "
+             "declare gigabytes of pixels).")),
+    ("--ocr-max-output-chars", "ocr_max_output_chars", "string", dict(metavar="N",
+        help="Longest engine output scored, in characters (default 2000000), or twice the reference when that is "
+             "longer; a longer output errors its own document (aligning it takes about 160 bytes per character). A "
+             "whole number from 1; there is no 'off'.")),
     # CI matrices
     ("--ocr-shard", "ocr_shard", "string", dict(metavar="K/N",
         help="Run only shard K of N of every dataset's documents (a stable split by dataset and document id), e.g. "
@@ -254,6 +265,23 @@ def _at_least(text: str, option: str, low: int, high: int) -> int:
     return int(value)
 
 
+_MAX_LIMIT = 10**15
+
+
+def _limit(text: str, option: str, unit: str) -> int:
+    """A resource limit (``--ocr-max-image-pixels``, ``--ocr-max-output-chars``): a whole number of ``unit`` from 1
+    (``_`` and ``,`` between digits allowed: 89_478_485); 0, ``none`` or ``off`` are refused, since a run without the
+    limit can be ended by one input (a usage error in one sentence)."""
+    cleaned = text.strip().replace("_", "").replace(",", "")
+    if cleaned.lower() in ("0", "none", "off", "no", "false", "-1"):
+        raise pytest.UsageError(f"{option}={text} would turn the limit off, which is not possible: one input could "
+                                f"exhaust memory; give a (large) whole number of {unit} instead")
+    if not re.fullmatch(r"[0-9]{1,16}", cleaned) or not 1 <= int(cleaned) <= _MAX_LIMIT:
+        raise pytest.UsageError(f"{option}={text} is not a limit; give a whole number of {unit} from 1 to "
+                                f"{_MAX_LIMIT:,}")
+    return int(cleaned)
+
+
 def _choice(config: pytest.Config, dest: str, option: str, choices: tuple[str, ...], default: str) -> str:
     value = _get(config, dest) or default
     if value not in choices:
@@ -308,6 +336,8 @@ class OcrSettings:
     fact_items: bool = False
     repeats: int = 1
     pdf_longest_side: int = 1288
+    max_image_pixels: int = 89_478_485  # documents.MAX_IMAGE_PIXELS, without its import
+    max_output_chars: int = 2_000_000  # scoring.MAX_SCORED_CHARACTERS, without its import
     progress: str = "auto"  # --ocr-progress: auto, on or off
 
     @classmethod
@@ -352,6 +382,8 @@ class OcrSettings:
         shard = _get(config, "ocr_shard")
         repeats = _get(config, "ocr_repeats")
         longest_side = _get(config, "ocr_pdf_longest_side")
+        max_pixels = _get(config, "ocr_max_image_pixels")
+        max_chars = _get(config, "ocr_max_output_chars")
 
         def path(dest: str) -> Path | None:
             value = _get(config, dest)
@@ -403,6 +435,10 @@ class OcrSettings:
             repeats=1 if repeats in (None, "") else _at_least(str(repeats), "--ocr-repeats", 1, 100),
             pdf_longest_side=(1288 if longest_side in (None, "")
                               else _at_least(str(longest_side), "--ocr-pdf-longest-side", 16, 20000)),
+            max_image_pixels=(89_478_485 if max_pixels in (None, "")
+                              else _limit(str(max_pixels), "--ocr-max-image-pixels", "pixels")),
+            max_output_chars=(2_000_000 if max_chars in (None, "")
+                              else _limit(str(max_chars), "--ocr-max-output-chars", "characters")),
             progress=_choice(config, "ocr_progress", "--ocr-progress", PROGRESS_MODES, "auto"),
         )
 

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, Iterable, Mapping
 
-from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.core.documents import Document, memory_text
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput
 from pytest_ocrmetrics.metrics.normalize import get_profile
 
 __all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "document_record",
            "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction", "MAX_SCORED_CHARACTERS", "OutputTooLong",
-           "check_output_length"]
+           "check_output_length", "output_too_long_reason", "OUTPUT_LIMIT_SETTING"]
 
 
 class ScoringError(ValueError):
@@ -31,30 +31,65 @@ class ScoringError(ValueError):
 XML_FORMAT_KEY = "x-output-format"
 
 MAX_SCORED_CHARACTERS = 2_000_000
-"""The longest output scored, in characters, unless the reference is longer (then twice the reference's length is).
+"""The default of the longest output scored, in characters, unless the reference is longer (then twice the
+reference's length is).
 
 Aligning an output costs about 160 bytes of memory per output character (the list of edit operations), so a
 50,000,000-character output (an engine that looped, or returned a binary file as text) would need about 8 GB and end
 the whole run with a ``MemoryError``; a page of text is a few thousand characters. Such an output errors its own
-document instead (:func:`check_output_length`), in one sentence, and the run goes on."""
+document instead (:func:`check_output_length`), in one sentence, and the run goes on.
+
+The bound of a run is a setting (``ScoringOptions.max_output_chars``): ``--ocr-max-output-chars`` /
+``ocr_max_output_chars`` in pytest, ``--max-output-chars`` of ``ocrmetrics evaluate`` and ``ocrmetrics score``,
+``max_output_chars=`` of the evaluator; see ``docs/reference/limits.md``."""
+
+OUTPUT_LIMIT_SETTING = "--ocr-max-output-chars, or --max-output-chars of ocrmetrics"
+"""How the output-length bound's setting is named in the sentence of an output over it."""
 
 
 class OutputTooLong(EngineError):
     """An engine's output is too long to score (:data:`MAX_SCORED_CHARACTERS`); that document's test errors."""
 
 
+def output_too_long_reason(text: str, reference: str | None, limit: int = MAX_SCORED_CHARACTERS) -> str | None:
+    """Why ``text`` is too long to score against ``reference``, in a sentence, or None when it is not: longer than
+    ``limit`` characters and than twice the reference. Cheap (two ``len``), run on every output before anything
+    aligns it.
+
+    Args:
+        text: the output to score.
+        reference: the reference text it is scored against (None: no reference).
+        limit: the longest output scored (the run's output-length setting).
+
+    Returns:
+        ``the output is N characters, more than the M scored (...): ...`` naming the setting, or None.
+
+    >>> output_too_long_reason("x" * 11, "abc", limit=10)[:52]
+    'the output is 11 characters, more than the 10 scored'
+    >>> output_too_long_reason("x" * 11, "abcdef", limit=10) is None
+    True
+    """
+    length = len(text)
+    allowed = max(limit, 2 * len(reference or ""))
+    if length <= allowed:
+        return None
+    return (f"the output is {length:,} characters, more than the {allowed:,} scored (set by {OUTPUT_LIMIT_SETTING}; "
+            "twice the reference when that is longer): aligning it would take about "
+            f"{memory_text(length * 160)} of memory; the engine probably looped or returned a binary file as text")
+
+
 def check_output_length(document: Document, output: OcrOutput, limit: int = MAX_SCORED_CHARACTERS) -> None:
     """Raise :class:`OutputTooLong` when ``output.text`` is longer than ``limit`` characters and than twice the
-    reference text: cheap (one ``len``), and run on every output before anything aligns it.
+    reference text (see :func:`output_too_long_reason`).
+
+    Args:
+        document: the document the output is of (its reference text).
+        output: the engine's output.
+        limit: the longest output scored (``ScoringOptions.max_output_chars``).
     """
-    length = len(output.text)
-    allowed = max(limit, 2 * len(document.reference_text or ""))
-    if length > allowed:
-        raise OutputTooLong(
-            f"the output is {length:,} characters, more than the {allowed:,} scored (MAX_SCORED_CHARACTERS, or "
-            "twice the reference when that is longer): aligning it would take about "
-            f"{length * 160 / 1e9:.1f} GB of memory; the engine probably looped or returned a binary file as text"
-        )
+    reason = output_too_long_reason(output.text, document.reference_text, limit)
+    if reason is not None:
+        raise OutputTooLong(reason)
 
 
 DEFAULT_TEXT_METRICS = ("cer", "wer", "ser", "ned", "edit_similarity", "exact_match", "token_accuracy", "bow_f1")
@@ -74,6 +109,8 @@ class ScoringOptions:
     word_distance: int = 1
     word_case_sensitive: bool = False
     word_ignore_punctuation: bool = True
+    #: the longest output scored (``--ocr-max-output-chars``), see :data:`MAX_SCORED_CHARACTERS`
+    max_output_chars: int = MAX_SCORED_CHARACTERS
 
 
 def with_metrics(options: ScoringOptions, names: Iterable[str]) -> ScoringOptions:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, load_dataset
-from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.core.documents import MAX_IMAGE_PIXELS, Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrEngine, OcrOutput
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
 from pytest_ocrmetrics.engines.repeats import OcrRepeatsWarning, RepeatingEngine, not_repeated_message
@@ -132,6 +132,7 @@ class RunnerSettings:
     pdf_longest_side: int = 1288  #: PDF pages are rendered with this many pixels on their longest side
     repeats: int = 1  #: run each document this many times (flakiness of nondeterministic engines)
     concurrency: int = 8  #: documents in flight per engine that runs outside this process
+    max_image_pixels: int = MAX_IMAGE_PIXELS  #: larger images are refused before an engine decodes them
 
 
 class OcrRunner:
@@ -193,8 +194,8 @@ class OcrRunner:
                                    f"name one of them: --ocr-dataset=NAME=PATH (or name= of the ocr_dataset marker).")
             if not dataset.documents:  # a test of it could only pass having scored nothing
                 raise DatasetError(_empty_dataset_message(path, dataset))
-            longest_side = self.settings.pdf_longest_side
-            documents = tuple(_render_at(document, longest_side) for document in dataset.documents)
+            longest_side, max_pixels = self.settings.pdf_longest_side, self.settings.max_image_pixels
+            documents = tuple(_render_at(document, longest_side, max_pixels) for document in dataset.documents)
             if any(new is not old for new, old in zip(documents, dataset.documents)):
                 dataset = replace(dataset, documents=documents)
             self._datasets[key] = dataset
@@ -258,7 +259,8 @@ class OcrRunner:
             output = engine.recognize(document)
             if not output.elapsed_s and not output.cached:  # an engine that does not time itself
                 output = replace(output, elapsed_s=time.perf_counter() - start)
-        check_output_length(document, output)  # a 50 MB output errors its document, not the run (MemoryError)
+        # a 50 MB output errors its document, not the run (MemoryError)
+        check_output_length(document, output, self.scoring.max_output_chars)
         return output
 
     def start_prefetch(self, cases: list[OcrCase]) -> None:
@@ -349,8 +351,12 @@ class OcrRunner:
         self._instances.clear()
 
 
-def _render_at(document: Document, longest_side: int) -> Document:
-    """``document``, or a copy rendered at ``longest_side`` pixels when it is a PDF page rendered at another size."""
-    if document.page is None or document.render_longest_side == longest_side:
-        return document
-    return replace(document, render_longest_side=longest_side)
+def _render_at(document: Document, longest_side: int, max_image_pixels: int) -> Document:
+    """``document``, or a copy rendered at ``longest_side`` pixels when it is a PDF page rendered at another size,
+    and read under the run's pixel limit (``--ocr-max-image-pixels``) when that is not the default."""
+    changes: dict[str, int] = {}
+    if document.page is not None and document.render_longest_side != longest_side:
+        changes["render_longest_side"] = longest_side
+    if document.max_image_pixels != max_image_pixels:
+        changes["max_image_pixels"] = max_image_pixels
+    return replace(document, **changes) if changes else document  # type: ignore[arg-type]

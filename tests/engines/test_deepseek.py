@@ -191,3 +191,16 @@ def test_every_documented_setting_is_accepted_somewhere():
     assert {"backend", "base_url", "model", "prompt", "max_tokens", "api_key_env", "mode", "device"} <= set(
         DEEPSEEK_SPEC.options
     )
+
+
+def test_the_server_backend_takes_max_response_mb(chat_server):
+    """``deepseek.max_response_mb`` reaches the server backend's HTTP client and is named in its limit error; the
+    local backends refuse it (they read no answer)."""
+    engine = server_engine(chat_server, **{"deepseek.max_response_mb": "2"})
+    assert engine.client.http.max_response_bytes == 2 * 2**20
+    assert engine.client.http.limit_setting == "deepseek.max_response_mb"
+    assert server_engine(chat_server).client.http.max_response_bytes == 64 * 2**20
+    with pytest.raises(EngineOptionError, match="deepseek.max_response_mb must be a positive number of MiB"):
+        server_engine(chat_server, **{"deepseek.max_response_mb": "0"})
+    with pytest.raises(EngineOptionError, match=r"deepseek\.max_response_mb do not apply to deepseek\.backend=transformers"):
+        DEEPSEEK_SPEC.check("transformers", {"deepseek.max_response_mb": "2"})

@@ -349,7 +349,7 @@ def test_a_redirect_from_a_stand_in_opener_is_refused_too():
 
 def test_an_answer_past_the_size_limit_is_one_sentence_and_not_retried(chat_server):
     http, waits = client(max_response_bytes=50)  # a normal answer is a few hundred bytes
-    with pytest.raises(EngineError, match=r"answered HTTP 200 with more than 50 bytes \(MAX_RESPONSE_BYTES, the most "
+    with pytest.raises(EngineError, match=r"answered HTTP 200 with more than 50 bytes \(max_response_bytes, the most "
                                           r"read of an answer\): reading stopped there"):
         http.post_json(url(chat_server), _payload())
     assert len(chat_server.chat_requests) == 1 and waits.delays == []

@@ -317,3 +317,27 @@ def test_a_server_redirecting_elsewhere_errors_the_document_and_never_sends_the_
     assert f"{chat_server.base_url}/chat/completions answered HTTP {status}, a redirect to {target};" in message
     assert "does not follow redirects" in message and "sk-very-secret" not in message
     assert len(chat_server.chat_requests) == 1  # a redirect is not retried
+
+
+# -- the answer-size limit is a setting (issue 20 A12) ------------------------------------------------------------
+
+
+def test_max_response_mb_limits_the_answer_read_and_names_itself(chat_server, make_document):
+    """``openai.max_response_mb`` is the most of one answer read: an answer of 1.5 MiB errors its own document under
+    a 1 MiB limit (naming the setting) and is read whole under the default 64 MiB; other documents are unaffected."""
+    big, small = make_document("big"), make_document("small")
+    chat_server.answer(big.image_bytes(), "x" * (3 * 2**19))  # 1.5 MiB of text
+    chat_server.answer(small.image_bytes(), "Receipt 002")
+    limited = engine_for(chat_server, **{"openai.max_response_mb": "1"})
+    with pytest.raises(EngineError, match=r"with more than 1,048,576 bytes \(1 MiB, openai\.max_response_mb, the most"):
+        limited.recognize(big)
+    assert limited.recognize(small).text == "Receipt 002"
+    assert len(engine_for(chat_server).recognize(big).text) == 3 * 2**19
+    assert engine_for(chat_server, **{"openai.max_response_mb": "0.5"}).client.http.max_response_bytes == 2**19
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "none", "inf", "nan"])
+def test_max_response_mb_must_be_a_positive_number(chat_server, value):
+    with pytest.raises(EngineOptionError) as raised:
+        engine_for(chat_server, **{"openai.max_response_mb": value})
+    assert str(raised.value) == f"openai.max_response_mb must be a positive number of MiB, got {value!r}"

@@ -177,9 +177,9 @@ def test_an_image_with_too_many_pixels_and_a_runaway_output_error_only_their_doc
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines([
         "*doc_001.png' of document 'doc_001.png' * is 30000 × 30000 pixels (900,000,000), more than the 89,478,485 "
-        "allowed (MAX_IMAGE_PIXELS*"])
+        "allowed (set by --ocr-max-image-pixels, *"])
     result.stdout.fnmatch_lines([
-        "*counting: the output is 2,000,001 characters, more than the 2,000,000 scored (MAX_SCORED_CHARACTERS*"
+        "*counting: the output is 2,000,001 characters, more than the 2,000,000 scored (set by --ocr-max-output-chars*"
         "(document 'doc_002.png')*"])
     text = result.stdout.str()
     assert "Traceback" not in text and "MemoryError" not in text

@@ -62,6 +62,29 @@ def test_run_images_are_found_under_the_image_root_and_only_images_are_sent(
     assert "image_url" not in client.request("GET", f"/api/run/document?index={by_id['none.png']}").json()
 
 
+def test_run_images_are_under_the_servers_computation_bound(images_server: tuple[EvaluatorServer, Path]) -> None:
+    """Reading (and converting) a page image takes one of the slots the upload endpoints take: with every slot
+    held, one more image request is answered 503 with Retry-After, and once a slot is free it is answered again
+    (issue 20 A4)."""
+    server, _ = images_server
+    client = Client(server)
+    held = 0
+    try:
+        while server.computations.acquire(blocking=False):  # what max_computations running requests hold
+            held += 1
+        assert held == server.max_computations
+        busy = client.request("GET", "/api/run/image?index=0")
+        assert busy.status == 503 and busy.headers["retry-after"] == "1"
+        assert "busy" in busy.json()["error"]
+        assert client.request("GET", "/api/run").status == 200  # listing reads no file: not bounded
+    finally:
+        for _ in range(held):
+            server.computations.release()
+    for _ in range(server.max_computations + 1):  # each answered request gave its slot back
+        assert client.request("GET", "/api/run/image?index=0").body == PNG
+        assert client.request("GET", "/api/run/image?index=2").status == 404  # a refused image too
+
+
 def test_serve_image_root_needs_a_run(capsys: pytest.CaptureFixture[str]) -> None:
     from pytest_ocrmetrics.cli import main
 

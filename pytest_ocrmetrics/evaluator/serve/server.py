@@ -21,7 +21,8 @@ Any web page the user has open can send requests to 127.0.0.1 (a multipart form 
   one the request was sent to, or ``Sec-Fetch-Site: cross-site`` / ``same-site``. Requests with neither header
   (curl, scripts, the page's own GETs) and the page's own requests (``same-origin``, ``none``) are answered;
 - at most ``max_computations`` (default :data:`MAX_COMPUTATIONS`) requests read a body and compute at once; one
-  more is answered 503 with ``Retry-After`` before its body is read (the page retries it). With the body limit this
+  more is answered 503 with ``Retry-After`` before its body is read (the page retries it). ``GET /api/run/image``
+  (which reads a page image and may convert it with Pillow) takes one of the same slots. With the body limit this
   bounds the memory the API can take, whoever sends the requests.
 """
 
@@ -364,7 +365,7 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
         try:
             self._get()
         except ApiError as exc:
-            self._error(exc.status, exc.message)
+            self._error(exc.status, exc.message, exc.headers)
         except Exception as exc:  # a defect: the page still gets an answer it can show, the log the traceback
             self._defect(exc)
 
@@ -404,7 +405,7 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
         elif url.path == "/api/run/document":
             self._run_document(urllib.parse.parse_qs(url.query))
         elif url.path == "/api/run/image":
-            self._run_image(urllib.parse.parse_qs(url.query))
+            self._bounded(lambda: self._run_image(urllib.parse.parse_qs(url.query)))
         elif url.path.startswith("/api/"):
             self._error(404, f"no API endpoint {url.path}; the endpoints are POST /api/analyze, POST /api/batch"
                              + (", GET /api/run, GET /api/run/document?index=N, GET /api/run/image?index=N"
@@ -427,6 +428,17 @@ class EvaluatorHandler(BaseHTTPRequestHandler):
                 f"page image {doc['image']} not found on this machine; start the server with --image-root DIR, "
                 "the folder that holds the datasets")
         self._json(200, answer)
+
+    def _bounded(self, work: Any) -> None:
+        """Run ``work`` (a request that reads files and may decode an image) under one of the server's computation
+        slots, as the upload endpoints do: 503 with ``Retry-After`` when every slot is taken."""
+        if not self.server.computations.acquire(blocking=False):
+            raise ApiError(503, f"the server is busy with {self.server.max_computations} other requests; try again "
+                                f"in a moment", {"Retry-After": str(_RETRY_AFTER_S)})
+        try:
+            work()
+        finally:
+            self.server.computations.release()
 
     def _run_image(self, query: Mapping[str, list[str]]) -> None:
         """The page image of document ``index``: sniffed (only image files are sent), as it is when browsers show its
