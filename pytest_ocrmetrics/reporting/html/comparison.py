@@ -18,6 +18,7 @@ MAX_CHANGE_ROWS = 500  # per table of document regressions / improvements
 
 
 def gates_section(results: Sequence[GateResult]) -> str:
+    """The gate results as a table; empty when no gate was given."""
     if not results:
         return ""
     rows = []
@@ -54,6 +55,8 @@ def _aggregate_row(agg: AggregateDelta) -> str:
 
 
 def comparison_section(comparison: Comparison) -> str:
+    """The baseline comparison: settings, aggregate deltas (with and without a tolerance), the documents
+    that moved beyond tolerance and those new to or missing from the run."""
     parts = ['<section id="baseline"><h2>Against the baseline</h2>']
     tolerances = ", ".join(str(t) for t in comparison.tolerances.values()) or "none (nothing can fail)"
     sig = (f"an aggregate regression counts only when its {1 - comparison.significance:.0%} interval excludes zero"

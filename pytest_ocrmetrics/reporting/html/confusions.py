@@ -51,6 +51,7 @@ def _confusion_table(counter: Counter[tuple[str, str]], caption: str) -> str:
 
 
 def confusions_section(documents: Sequence[Mapping[str, Any]]) -> str:
+    """A character confusion heatmap per engine x dataset; empty when no document recorded confusions."""
     groups: dict[tuple[str, str], Counter[tuple[str, str]]] = {}
     for doc in documents:
         for item in doc.get("confusions") or ():

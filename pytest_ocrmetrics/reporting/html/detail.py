@@ -26,6 +26,7 @@ SUMMARY_METRICS = 4  # metrics named on a closed detail view's summary line
 
 
 def text_pane(title: str, tokens: Iterable[Token] | None, raw: str | None, missing: str) -> str:
+    """One text of a detail view with its words highlighted, or a note (``missing``) when there is no text."""
     if raw is None:
         return f'<div class="pane"><h4>{e(title)}</h4><p class="note">{e(missing)}</p></div>'
     pieces = []
@@ -58,10 +59,12 @@ def reading_extras(doc: Mapping[str, Any]) -> str:
 
 
 def shown_text(value: Any) -> str | None:
+    """A text as a detail view shows it (cut at :data:`MAX_TEXT_CHARS`), ``None`` when it is not text."""
     return value[:MAX_TEXT_CHARS] if isinstance(value, str) else None
 
 
 def cut_note(*texts: Any) -> str:
+    """A note when any of ``texts`` was cut for the detail view, else empty."""
     if any(isinstance(t, str) and len(t) > MAX_TEXT_CHARS for t in texts):
         return f'<p class="note">texts cut at {MAX_TEXT_CHARS} characters in this view</p>'
     return ""
@@ -72,6 +75,8 @@ def document_detail(
     finder: ImageFinder, thumbnail_pixels: int, with_image: bool, word_options: Mapping[str, Any],
     images: dict[Path, tuple[str | None, str | None, str | None]],
 ) -> str:
+    """The detail view of one document read by one engine: summary line, page image, metrics with baseline
+    deltas, and reference and output side by side with words highlighted."""
     key = doc_key(doc)
     doc_metrics = doc.get("metrics") or {}
     old = comparison.baseline_metrics.get(key) if comparison else None

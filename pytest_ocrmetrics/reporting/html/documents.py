@@ -49,6 +49,8 @@ def documents_section(
     ordered: Sequence[Mapping[str, Any]], metrics: list[str], primary: str | None, comparison: Comparison | None,
     changes: ChangeClasses, anchors: Mapping[tuple[str, str, str], str], max_rows: int,
 ) -> str:
+    """Every document (the first ``max_rows``) in a sortable table, worst first, with baseline deltas and a
+    link to its detail view when it has one."""
     baseline = comparison.baseline_metrics if comparison else {}
     head = ['<th class="num"><button type="button" class="sort">#</button></th>',
             '<th><button type="button" class="sort">Document</button></th>',

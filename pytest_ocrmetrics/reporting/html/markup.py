@@ -26,10 +26,12 @@ def sort_value(value: float | None) -> str:
 
 
 def metric_title(metric: str) -> str:
+    """The registry's title of ``metric`` (the name itself for a metric the registry does not know)."""
     return METRICS[metric].title if metric in METRICS else metric
 
 
 def delta_class(verdict: str | None) -> str:
+    """The CSS class of a verdict: ``worse`` for a regression, ``better`` for an improvement, else empty."""
     return {"regression": "worse", "improvement": "better"}.get(verdict or "", "")
 
 

@@ -48,6 +48,8 @@ def _column_toolbar(table_id: str, headers: Sequence[str], *, start: int = 0) ->
 
 
 def summary_section(run: Mapping[str, Any], metrics: list[str], comparison: Comparison | None) -> str:
+    """The summary table per engine x dataset, with the statistic switch, column toggles, CSV export and
+    the baseline delta under each value when there is a comparison."""
     rows = run.get("summary", []) or []
     aggregates = {(a.engine, a.dataset, a.metric): a for a in comparison.aggregates} if comparison else {}
     count_columns = [("documents", "Docs"), ("evaluated", "Evaluated"), ("passed", "Passed"), ("failed", "Failed"),
