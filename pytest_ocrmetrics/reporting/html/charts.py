@@ -41,25 +41,17 @@ def _tag_bars(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], en
 
 
 def charts_section(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], metric: str | None,
-                    comparison: Comparison | None, changes: ChangeClasses) -> str:
+                   comparison: Comparison | None, changes: ChangeClasses) -> str:
     """Per engine x dataset: the main metric's distribution over documents, baseline against this run per document
     (with a comparison) and the main metric per tag (when documents carry tags), as inline SVG
     (:mod:`~pytest_ocrmetrics.reporting.charts`); empty when no document has the metric."""
     if metric is None:
         return ""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for row in run.get("summary", []) or []:  # the summary's order first
-        groups.setdefault((str(row.get("engine")), str(row.get("dataset"))), [])
-    for doc in documents:
-        value = (doc.get("metrics") or {}).get(metric)
-        if doc.get("outcome") in ("passed", "failed") and isinstance(value, (int, float)) and not isinstance(value, bool):
-            groups.setdefault((str(doc.get("engine")), str(doc.get("dataset"))), []).append(doc)
     stats_by_group = {(str(row.get("engine")), str(row.get("dataset"))): (row.get("metrics") or {}).get(metric) or {}
                       for row in run.get("summary", []) or []}
-    status = {"worse": "regression", "better": "improvement"}
     blocks = []
     tagged = False
-    for (engine, dataset), docs in groups.items():
+    for (engine, dataset), docs in _groups(run, documents, metric).items():
         if not docs:
             continue
         label = f"{engine} / {dataset}"
@@ -69,17 +61,7 @@ def charts_section(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]
         svgs = [charts.histogram_svg([float(d["metrics"][metric]) for d in docs], metric=metric, label=label,
                                      markers=markers)]
         if comparison is not None:
-            points = []
-            baseline = comparison.baseline_metrics
-            moved = {key[2]: status[css] for key, css in changes.items()
-                     if key[0] == dataset and key[1] == engine and key[3] == metric and css in status}
-            for doc in docs:
-                doc_id = str(doc["id"])
-                old = (baseline.get((dataset, engine, doc_id)) or {}).get(metric)
-                if isinstance(old, (int, float)):
-                    points.append(charts.PairedPoint(doc_id, float(old), float(doc["metrics"][metric]),
-                                                     moved.get(doc_id, "")))
-            svgs.append(charts.scatter_svg(points, metric=metric, label=label, max_points=MAX_CHART_POINTS))
+            svgs.append(_scatter(docs, engine, dataset, metric, comparison, changes))
         bars = _tag_bars(run, docs, engine, dataset, metric)
         if bars:
             tagged = True
@@ -95,3 +77,32 @@ def charts_section(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]
         parts.append(f"{metric_title(metric)} per tag")
     return (f'<section id="charts"><h2>Charts</h2><p class="note">Per engine and dataset: {e("; ".join(parts))}.'
             f'</p>{"".join(blocks)}</section>')
+
+
+def _groups(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]],
+            metric: str) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """(engine, dataset) -> its evaluated documents with a number for ``metric``, in the summary's order first."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in run.get("summary", []) or []:  # the summary's order first
+        groups.setdefault((str(row.get("engine")), str(row.get("dataset"))), [])
+    for doc in documents:
+        value = (doc.get("metrics") or {}).get(metric)
+        if doc.get("outcome") in ("passed", "failed") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            groups.setdefault((str(doc.get("engine")), str(doc.get("dataset"))), []).append(doc)
+    return groups
+
+
+def _scatter(docs: Sequence[Mapping[str, Any]], engine: str, dataset: str, metric: str, comparison: Comparison,
+             changes: ChangeClasses) -> str:
+    """Baseline against this run per document of one engine x dataset, the ones beyond tolerance marked."""
+    status = {"worse": "regression", "better": "improvement"}
+    baseline = comparison.baseline_metrics
+    moved = {key[2]: status[css] for key, css in changes.items()
+             if key[0] == dataset and key[1] == engine and key[3] == metric and css in status}
+    points = []
+    for doc in docs:
+        doc_id = str(doc["id"])
+        old = (baseline.get((dataset, engine, doc_id)) or {}).get(metric)
+        if isinstance(old, (int, float)):
+            points.append(charts.PairedPoint(doc_id, float(old), float(doc["metrics"][metric]), moved.get(doc_id, "")))
+    return charts.scatter_svg(points, metric=metric, label=f"{engine} / {dataset}", max_points=MAX_CHART_POINTS)

@@ -62,53 +62,71 @@ def _rates_table(table_id: str, title: str, rows: Sequence[Mapping[str, Any]], k
             f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
+def _mappings(value: Any) -> list[Mapping[str, Any]]:
+    """The mappings of ``value`` when it is a list (a hostile run file may hold anything there), else none."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
 def facts_section(run: Mapping[str, Any], anchors: Mapping[tuple[str, str, str], str], max_rows: int) -> str:
     """The run's page-level facts (``facts`` and ``facts_summary``); empty when the run has none."""
-    facts = [f for f in run.get("facts") or () if isinstance(f, Mapping)] if isinstance(run.get("facts"), list) else []
-    rows = ([r for r in run.get("facts_summary") or () if isinstance(r, Mapping)]
-            if isinstance(run.get("facts_summary"), list) else [])
+    facts = _mappings(run.get("facts"))
+    rows = _mappings(run.get("facts_summary"))
     if not facts and not rows:
         return ""
-    parts = []
-    if rows:
-        show_unchecked = any(row.get("unchecked") for row in rows)
-        head = "".join(f'<th{cls}>{label}</th>' for label, cls in (
-            ("Engine", ""), ("Dataset", ""), ("Score", ' class="num"'), ("Interval", ' class="num"'),
-            ("Passed", ' class="num"'), ("Facts", ' class="num"'), ("Flaky", ' class="num"'))
-            + ((("Unchecked", ' class="num"'),) if show_unchecked else ()))
-        body = []
-        for row in rows:
-            interval = row.get("interval")
-            shown = (f"{_rate(interval[0])} .. {_rate(interval[1])}"
-                     if isinstance(interval, (list, tuple)) and len(interval) == 2 else "-")
-            counts = "".join(f'<td class="num">{e(_count(row.get(key)))}</td>'
-                             for key in ("passed", "total", "flaky") + (("unchecked",) if show_unchecked else ()))
-            body.append(f'<tr><td>{e(row.get("engine"))}</td><td>{e(row.get("dataset"))}</td>'
-                        f'<td class="num"><b>{e(_rate(row.get("headline")))}</b></td><td class="num">{e(shown)}</td>'
-                        f'{counts}</tr>')
-        parts.append(f'<div class="scroll"><table class="data" id="facts-summary-table"><thead><tr>{head}</tr></thead>'
-                     f'<tbody>{"".join(body)}</tbody></table></div>')
-        from pytest_ocrmetrics.metrics.facts.summary import coverage_text
-
-        parts += [f'<p class="note not-checked"><b>Not checked</b> ({e(row.get("engine"))} / {e(row.get("dataset"))}): '
-                  f'the score is {e(coverage_text(row))}</p>' for row in rows if row.get("not_checked")]
-        rates = _rates_table("facts-by-type-table", "Fact type", rows, "by_type") + _rates_table(
-            "facts-by-group-table", "Group (JSONL file)", rows, "by_group")
-        if rates:
-            parts.append(f'<div class="grid2 facts-rates">{rates}</div>')
+    parts = _summary_parts(rows) if rows else []
     if facts:
         parts.append(_facts_table(facts, anchors, max_rows))
-    failed = sum(1 for f in facts if f.get("passed") is False)
-    not_checked = sum(1 for f in facts if f.get("passed") is None)
-    flaky = sum(1 for f in facts if f.get("flaky"))
-    heading = (f" ({len(facts)}: {len(facts) - failed - not_checked} passed, {failed} failed"
-              + (f", {not_checked} not checked" if not_checked else "")
-              + (f", {flaky} flaky" if flaky else "") + ")") if facts else ""
     note = ('<p class="note">Page-level facts (olmOCR-bench): the score is the benchmark\'s headline, the mean of the '
             'pass rates per JSONL file (the added baseline facts are a file of their own), with its bootstrap '
             'interval. A fact checked on several repeats of the output passes when most of them pass; it is flaky '
             'when they disagree.</p>')
-    return f'<section id="facts"><h2>Facts{e(heading)}</h2>{note}{"".join(parts)}</section>'
+    return f'<section id="facts"><h2>Facts{e(_heading(facts))}</h2>{note}{"".join(parts)}</section>'
+
+
+def _heading(facts: Sequence[Mapping[str, Any]]) -> str:
+    """`` (5: 3 passed, 2 failed, 1 flaky)`` after the section's title; empty without facts."""
+    if not facts:
+        return ""
+    failed = sum(1 for f in facts if f.get("passed") is False)
+    not_checked = sum(1 for f in facts if f.get("passed") is None)
+    flaky = sum(1 for f in facts if f.get("flaky"))
+    return (f" ({len(facts)}: {len(facts) - failed - not_checked} passed, {failed} failed"
+            + (f", {not_checked} not checked" if not_checked else "")
+            + (f", {flaky} flaky" if flaky else "") + ")")
+
+
+def _summary_parts(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The headline per engine x dataset with its interval and counts, a note per row not fully checked, and the
+    pass rates per fact type and per JSONL file."""
+    from pytest_ocrmetrics.metrics.facts.summary import coverage_text
+
+    show_unchecked = any(row.get("unchecked") for row in rows)
+    head = "".join(f'<th{cls}>{label}</th>' for label, cls in (
+        ("Engine", ""), ("Dataset", ""), ("Score", ' class="num"'), ("Interval", ' class="num"'),
+        ("Passed", ' class="num"'), ("Facts", ' class="num"'), ("Flaky", ' class="num"'))
+        + ((("Unchecked", ' class="num"'),) if show_unchecked else ()))
+    body = [_summary_row(row, show_unchecked) for row in rows]
+    parts = [f'<div class="scroll"><table class="data" id="facts-summary-table"><thead><tr>{head}</tr></thead>'
+             f'<tbody>{"".join(body)}</tbody></table></div>']
+    parts += [f'<p class="note not-checked"><b>Not checked</b> ({e(row.get("engine"))} / {e(row.get("dataset"))}): '
+              f'the score is {e(coverage_text(row))}</p>' for row in rows if row.get("not_checked")]
+    rates = _rates_table("facts-by-type-table", "Fact type", rows, "by_type") + _rates_table(
+        "facts-by-group-table", "Group (JSONL file)", rows, "by_group")
+    if rates:
+        parts.append(f'<div class="grid2 facts-rates">{rates}</div>')
+    return parts
+
+
+def _summary_row(row: Mapping[str, Any], show_unchecked: bool) -> str:
+    """One engine x dataset of the facts' summary: headline, interval, passed / total / flaky (/ unchecked)."""
+    interval = row.get("interval")
+    shown = (f"{_rate(interval[0])} .. {_rate(interval[1])}"
+             if isinstance(interval, (list, tuple)) and len(interval) == 2 else "-")
+    counts = "".join(f'<td class="num">{e(_count(row.get(key)))}</td>'
+                     for key in ("passed", "total", "flaky") + (("unchecked",) if show_unchecked else ()))
+    return (f'<tr><td>{e(row.get("engine"))}</td><td>{e(row.get("dataset"))}</td>'
+            f'<td class="num"><b>{e(_rate(row.get("headline")))}</b></td><td class="num">{e(shown)}</td>'
+            f'{counts}</tr>')
 
 
 def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str, str, str], str],
@@ -120,39 +138,7 @@ def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str,
     head = "".join(f'<th{cls} data-label="{label.lower()}"><button type="button" class="sort">{label}</button></th>'
                    for label, cls in (("Verdict", ""), ("Engine", ""), ("Document", ""), ("Fact", ""), ("Type", ""),
                                       ("Explanation", ""), ("Excerpt", "")))
-    body = []
-    for fact in ordered[:max_rows]:
-        passed = fact.get("passed") is True
-        verdict = "passed" if passed else ("unchecked" if fact.get("passed") is None else "failed")
-        label = "not checked" if verdict == "unchecked" else verdict
-        repeats = [r for r in fact.get("repeats") or () if isinstance(r, Mapping)] \
-            if isinstance(fact.get("repeats"), list) else []
-        marks = []
-        tokens = [verdict]
-        if fact.get("flaky"):
-            tokens.append("flaky")
-            shown = f"flaky {sum(1 for r in repeats if r.get('passed') is True)}/{len(repeats)}" if repeats else "flaky"
-            marks.append(f' <span class="badge flaky">{e(shown)}</span>')
-        if fact.get("unchecked") and verdict != "unchecked":
-            marks.append(' <span class="badge unchecked">unchecked</span>')
-        title = (" · ".join(f"repeat {i}: {_REPEAT.get(r.get('passed'), 'failed')}"
-                            for i, r in enumerate(repeats, start=1)) if len(repeats) > 1 else "")
-        document = str(fact.get("document"))
-        anchor = anchors.get((str(fact.get("dataset")), str(fact.get("engine")), document))
-        doc_html = f'<a class="doc-link" href="#{anchor}">{e(document)}</a>' if anchor else e(document)
-        notes = fact.get("notes")
-        notes_html = ("".join(f' <span class="kv">({e(_cut(n, 200))})</span>' for n in notes[:5])
-                      if isinstance(notes, list) else "")
-        excerpt = _cut(fact.get("excerpt"))
-        excerpt_html = f'<pre class="excerpt">{e(excerpt)}</pre>' if excerpt else ""
-        title_attr = f' title="{e(title)}"' if title else ""
-        body.append(
-            f'<tr data-type="{e(fact.get("type"))}" data-verdict="{" ".join(tokens)}">'
-            f'<td data-sort="{verdict}"{title_attr}><span class="badge {verdict}">{label}</span>{"".join(marks)}</td>'
-            f'<td>{e(fact.get("engine"))}</td><td data-sort="{e(document)}">{doc_html}</td>'
-            f'<td class="fact-id" title="{e(fact.get("source"))}">{e(fact.get("id"))}</td>'
-            f'<td>{e(fact.get("type"))}</td>'
-            f'<td class="explanation">{e(_cut(fact.get("explanation")))}{notes_html}</td><td>{excerpt_html}</td></tr>')
+    body = [_fact_row(fact, anchors) for fact in ordered[:max_rows]]
     type_options = "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in types)
     toolbar = (
         '<div class="toolbar">'
@@ -172,3 +158,37 @@ def _facts_table(facts: Sequence[Mapping[str, Any]], anchors: Mapping[tuple[str,
               if len(ordered) > max_rows else "")
     return (f'<h3>Every fact, failing first</h3>{toolbar}<div class="scroll"><table class="data sortable facts" '
             f'id="facts-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>{capped}')
+
+
+def _fact_row(fact: Mapping[str, Any], anchors: Mapping[tuple[str, str, str], str]) -> str:
+    """One fact's row: its verdict (with flaky / unchecked marks and how the repeats voted), engine, document (a
+    link to its detail view when it has one), id, type, explanation with notes, and the output excerpt."""
+    passed = fact.get("passed") is True
+    verdict = "passed" if passed else ("unchecked" if fact.get("passed") is None else "failed")
+    label = "not checked" if verdict == "unchecked" else verdict
+    repeats = _mappings(fact.get("repeats"))
+    marks = []
+    tokens = [verdict]
+    if fact.get("flaky"):
+        tokens.append("flaky")
+        shown = f"flaky {sum(1 for r in repeats if r.get('passed') is True)}/{len(repeats)}" if repeats else "flaky"
+        marks.append(f' <span class="badge flaky">{e(shown)}</span>')
+    if fact.get("unchecked") and verdict != "unchecked":
+        marks.append(' <span class="badge unchecked">unchecked</span>')
+    title = (" · ".join(f"repeat {i}: {_REPEAT.get(r.get('passed'), 'failed')}"
+                        for i, r in enumerate(repeats, start=1)) if len(repeats) > 1 else "")
+    document = str(fact.get("document"))
+    anchor = anchors.get((str(fact.get("dataset")), str(fact.get("engine")), document))
+    doc_html = f'<a class="doc-link" href="#{anchor}">{e(document)}</a>' if anchor else e(document)
+    notes = fact.get("notes")
+    notes_html = ("".join(f' <span class="kv">({e(_cut(n, 200))})</span>' for n in notes[:5])
+                  if isinstance(notes, list) else "")
+    excerpt = _cut(fact.get("excerpt"))
+    excerpt_html = f'<pre class="excerpt">{e(excerpt)}</pre>' if excerpt else ""
+    title_attr = f' title="{e(title)}"' if title else ""
+    return (f'<tr data-type="{e(fact.get("type"))}" data-verdict="{" ".join(tokens)}">'
+            f'<td data-sort="{verdict}"{title_attr}><span class="badge {verdict}">{label}</span>{"".join(marks)}</td>'
+            f'<td>{e(fact.get("engine"))}</td><td data-sort="{e(document)}">{doc_html}</td>'
+            f'<td class="fact-id" title="{e(fact.get("source"))}">{e(fact.get("id"))}</td>'
+            f'<td>{e(fact.get("type"))}</td>'
+            f'<td class="explanation">{e(_cut(fact.get("explanation")))}{notes_html}</td><td>{excerpt_html}</td></tr>')

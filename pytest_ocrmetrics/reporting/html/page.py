@@ -6,6 +6,7 @@ to show), added to the list in :func:`render_html`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -29,10 +30,10 @@ from pytest_ocrmetrics.reporting.html.confusions import confusions_section
 from pytest_ocrmetrics.reporting.html.detail import LEGEND, detail_blocks, document_detail
 from pytest_ocrmetrics.reporting.html.documents import collection_errors_section, documents_section, skipped_section
 from pytest_ocrmetrics.reporting.html.facts import facts_section
-from pytest_ocrmetrics.reporting.html.markup import change_classes, e
+from pytest_ocrmetrics.reporting.html.markup import ChangeClasses, change_classes, e
 from pytest_ocrmetrics.reporting.html.paired import paired_detail
 from pytest_ocrmetrics.reporting.html.summary import summary_section, tags_section
-from pytest_ocrmetrics.reporting.html.thumbnails import missing_images_note
+from pytest_ocrmetrics.reporting.html.thumbnails import ImageStore, missing_images_note
 from pytest_ocrmetrics.reporting.images import ImageFinder
 from pytest_ocrmetrics.runfile.read import doc_key
 
@@ -67,6 +68,97 @@ def _header(run: Mapping[str, Any], title: str, verdict: RunVerdict) -> str:
     css = {"passed": "ok", "failed": "fail"}.get(verdict.status, "interrupted")
     badge = f' <span class="verdict {css}" id="verdict">{e(verdict.text)}</span>'
     return f'<header class="top"><h1>{e(title)}{badge}</h1><div class="meta">{meta}</div></header>'
+
+
+#: a document's key (dataset, engine, id) -> the id of its detail view, for links from the tables
+Anchors = dict[tuple[str, str, str], str]
+
+
+@dataclass(frozen=True)
+class _DetailSettings:
+    """How the detail views are drawn: where images are, how many views and images, how words are matched."""
+
+    finder: ImageFinder
+    max_details: int
+    max_images: int
+    thumbnail_pixels: int
+    word_options: Mapping[str, Any]
+
+
+def _word_options(run: Mapping[str, Any], max_distance: int | None, case_sensitive: bool | None,
+                  ignore_punctuation: bool | None) -> dict[str, Any]:
+    """How words are matched for highlighting: each option given, else the run's own (``normalization.word_match``),
+    else the evaluator's default; a distance recorded beyond today's range is coloured at the largest allowed."""
+    recorded = (run.get("normalization") or {}).get("word_match")
+    recorded = recorded if isinstance(recorded, Mapping) else {}
+    given = {"max_distance": max_distance, "case_sensitive": case_sensitive, "ignore_punctuation": ignore_punctuation}
+    word_options = {**_WORD_OPTIONS_DEFAULT,
+                    **{option: recorded[key] for key, option in _WORD_MATCH_KEYS.items()
+                       if isinstance(recorded.get(key), type(_WORD_OPTIONS_DEFAULT[option]))
+                       and not (option == "max_distance" and (isinstance(recorded[key], bool) or recorded[key] < 0))},
+                    **{option: value for option, value in given.items() if value is not None}}
+    if recorded.get("distance") == word_options["max_distance"] and word_options["max_distance"] > MAX_DISTANCE:
+        # a run file of before the 0..5 range: its words are coloured at the largest distance allowed now
+        word_options["max_distance"] = MAX_DISTANCE
+    return word_options
+
+
+def _details_section(
+    run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[str, Any]],
+    metrics: list[str], comparison: Comparison | None, changes: ChangeClasses, settings: _DetailSettings,
+    anchors: Anchors, images: ImageStore,
+) -> str:
+    """The detail views, worst first (one per document, or one per document of a dataset read by several engines);
+    fills ``anchors`` (each document's view) and ``images`` (the page images they embed). Empty with no document."""
+    engines = engine_order(run)
+    engines_of: dict[str, dict[str, None]] = {}  # dataset -> its engines, in the order first seen
+    for doc in documents:
+        engines_of.setdefault(str(doc.get("dataset")), {})[str(doc.get("engine"))] = None
+    blocks, block_count = detail_blocks(documents, ordered, engines, engines_of, settings.max_details)
+    details = []
+    for number, block in enumerate(blocks, start=1):
+        for doc in block:
+            anchors[doc_key(doc)] = f"doc-{number}"
+        details.append(_detail_view(number, block, engines, engines_of, metrics, comparison, changes, settings,
+                                    images))
+    more = ""
+    if block_count > settings.max_details:
+        more = (f'<p class="note">{block_count - settings.max_details} more documents have no detail view here '
+                f'(only the worst {settings.max_details} do, to keep the file small); see the table above or the '
+                f'CSV report.</p>')
+    more += missing_images_note(images)
+    if not ordered:
+        return ""
+    return ('<section id="details"><h2>Document details, worst first</h2>'
+            f'{_paired_note(engines, engines_of)}'
+            '<div class="toolbar"><button type="button" class="action" data-action="expand">Expand all</button>'
+            '<button type="button" class="action" data-action="collapse">Collapse all</button></div>'
+            f'{LEGEND}{"".join(details)}{more}</section>')
+
+
+def _detail_view(number: int, block: Sequence[Mapping[str, Any]], engines: Sequence[str],
+                 engines_of: Mapping[str, Mapping[str, None]], metrics: list[str], comparison: Comparison | None,
+                 changes: ChangeClasses, settings: _DetailSettings, images: ImageStore) -> str:
+    """Detail view ``number``: one document's, or every engine's reading of it in a dataset read by several."""
+    dataset = str(block[0].get("dataset"))
+    with_image = number <= settings.max_images
+    if len(engines_of.get(dataset, ())) < 2:
+        return document_detail(number, block[0], metrics, comparison, changes, settings.finder,
+                               settings.thumbnail_pixels, with_image, settings.word_options, images)
+    by_engine = {str(doc.get("engine")): doc for doc in block}
+    names = sorted(engines_of[dataset], key=lambda name: engines.index(name) if name in engines else len(engines))
+    return paired_detail(number, [(name, by_engine.get(name)) for name in names], metrics, comparison, changes,
+                         settings.finder, settings.thumbnail_pixels, with_image, settings.word_options, images)
+
+
+def _paired_note(engines: Sequence[str], engines_of: Mapping[str, Mapping[str, None]]) -> str:
+    """A note naming the datasets read by several engines and the engine each is compared against; empty if none."""
+    paired = sorted(dataset for dataset, names in engines_of.items() if len(names) >= 2)
+    if not paired:
+        return ""
+    firsts = ", ".join(f"{dataset} (against {min(engines_of[dataset], key=engines.index)})" for dataset in paired)
+    return (f'<p class="note">Read by several engines: {e(firsts)}. Each of their documents shows every '
+            f'engine\'s reading side by side, with the delta against the first engine under each value.</p>')
 
 
 def render_html(
@@ -112,57 +204,13 @@ def render_html(
     ordered = worst_first(documents, primary, first=regressed_keys)
     results = gate_results(gates, run)
     verdict = run_verdict(run, results, comparison)
-    recorded = (run.get("normalization") or {}).get("word_match")
-    recorded = recorded if isinstance(recorded, Mapping) else {}
-    given = {"max_distance": max_distance, "case_sensitive": case_sensitive, "ignore_punctuation": ignore_punctuation}
-    word_options = {**_WORD_OPTIONS_DEFAULT,
-                    **{option: recorded[key] for key, option in _WORD_MATCH_KEYS.items()
-                       if isinstance(recorded.get(key), type(_WORD_OPTIONS_DEFAULT[option]))
-                       and not (option == "max_distance" and (isinstance(recorded[key], bool) or recorded[key] < 0))},
-                    **{option: value for option, value in given.items() if value is not None}}
-    if recorded.get("distance") == word_options["max_distance"] and word_options["max_distance"] > MAX_DISTANCE:
-        # a run file of before the 0..5 range: its words are coloured at the largest distance allowed now
-        word_options["max_distance"] = MAX_DISTANCE
-    images: dict[Path, tuple[str | None, str | None, str | None]] = {}  # path -> (id, data URL, note)
-    engines = engine_order(run)
-    engines_of: dict[str, dict[str, None]] = {}  # dataset -> its engines, in the order first seen
-    for doc in documents:
-        engines_of.setdefault(str(doc.get("dataset")), {})[str(doc.get("engine"))] = None
-    blocks, block_count = detail_blocks(documents, ordered, engines, engines_of, max_details)
-    anchors: dict[tuple[str, str, str], str] = {}
-    details = []
-    for number, block in enumerate(blocks, start=1):
-        for doc in block:
-            anchors[doc_key(doc)] = f"doc-{number}"
-        dataset = str(block[0].get("dataset"))
-        if len(engines_of.get(dataset, ())) < 2:
-            details.append(document_detail(number, block[0], metrics, comparison, changes, root, thumbnail_pixels,
-                                   number <= max_images, word_options, images))
-            continue
-        by_engine = {str(doc.get("engine")): doc for doc in block}
-        names = sorted(engines_of[dataset], key=lambda name: engines.index(name) if name in engines else len(engines))
-        details.append(paired_detail(number, [(name, by_engine.get(name)) for name in names], metrics, comparison,
-                                      changes, root, thumbnail_pixels, number <= max_images, word_options, images))
+    word_options = _word_options(run, max_distance, case_sensitive, ignore_punctuation)
+    images: ImageStore = {}  # path -> (id, data URL, note)
+    anchors: dict[tuple[str, str, str], str] = {}  # document -> the id of its detail view
+    details_section = _details_section(
+        run, documents, ordered, metrics, comparison, changes,
+        _DetailSettings(root, max_details, max_images, thumbnail_pixels, word_options), anchors, images)
     image_store = "".join(f'<img id="{image_id}" src="{e(url)}" alt="">' for image_id, url, _ in images.values() if url)
-    more = ""
-    if block_count > max_details:
-        more = (f'<p class="note">{block_count - max_details} more documents have no detail view here '
-                f'(only the worst {max_details} do, to keep the file small); see the table above or the CSV report.</p>')
-    more += missing_images_note(images)
-    details_section = ""
-    paired = sorted(dataset for dataset, names in engines_of.items() if len(names) >= 2)
-    firsts = ", ".join(f"{dataset} (against {min(engines_of[dataset], key=engines.index)})" for dataset in paired)
-    paired_note = (f'<p class="note">Read by several engines: {e(firsts)}. Each of their documents shows every '
-                   f'engine\'s reading side by side, with the delta against the first engine under each value.</p>'
-                   if paired else "")
-    if ordered:
-        details_section = (
-            '<section id="details"><h2>Document details, worst first</h2>'
-            f'{paired_note}'
-            '<div class="toolbar"><button type="button" class="action" data-action="expand">Expand all</button>'
-            '<button type="button" class="action" data-action="collapse">Collapse all</button></div>'
-            f'{LEGEND}{"".join(details)}{more}</section>'
-        )
     body = "".join([
         _header(run, title, verdict),
         "<main>",

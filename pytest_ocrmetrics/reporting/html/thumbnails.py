@@ -19,6 +19,9 @@ _RAW_IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/j
 _MAX_RAW_IMAGE_BYTES = 1_500_000
 
 
+#: the page images of a report: path -> (image id in the report's store, data URL, note when there is none)
+ImageStore = dict[Path, tuple[str | None, str | None, str | None]]
+
 def image_data_url(path: Path, *, max_pixels: int = 400_000, max_side: int = 1600) -> tuple[str | None, str | None]:
     """A thumbnail of the image at ``path`` as a ``data:`` URL, or ``(None, note)`` saying why there is none.
 
