@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import Any, Sequence, TextIO
 
 from pytest_ocrmetrics.cli.common import (
     UsageError,
@@ -25,22 +25,11 @@ from pytest_ocrmetrics.gating import (
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    """``ocrmetrics merge``: the shards' run files as one (:func:`~pytest_ocrmetrics.runfile.merge.merge_runs`), then the gates
-    and the baseline comparison on the merged run with ``compare``'s rules and exit codes, then the reports."""
-    from pytest_ocrmetrics.core.safe_text import clean_run, show_controls
-    from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
-
-    runs = [(repr(path), load_run_file(path, "")) for path in args.runs]
-    try:
-        run = merge_runs(runs)
-    except MergeError as exc:  # names from the files: control characters shown as marks, not sent to the terminal
-        raise UsageError(show_controls(str(exc))) from None
-    if args.seed is None:  # the paired bootstrap of the baseline comparison, as pytest --ocr-seed seeds it
-        args.seed = run["bootstrap"]["seed"]
-    args.run = args.output  # how the comparison names the merged run
-    comparison = baseline_comparison(args, load_run_file(args.baseline, "baseline"), run) if args.baseline else None
-    if comparison is not None:  # the run file says what the baseline compared, as pytest --ocr-baseline writes it
-        run["baseline"] = clean_run(comparison.baseline_entry())[0]
+    """``ocrmetrics merge``: the shards' run files as one (:func:`~pytest_ocrmetrics.runfile.merge.merge_runs`), then
+    the gates and the baseline comparison on the merged run with ``compare``'s rules and exit codes, then the
+    reports."""
+    runs, run = _merged(args)
+    comparison = _compared(args, run)
     gates = evaluate_gates(args.gate or [], run["summary"])
     failed = any(not g.passed for g in gates) or bool(comparison is not None and comparison.exit_failed)
     unevaluated, requested = unevaluated_pairs(args, run)
@@ -51,15 +40,51 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             print(f"ocrmetrics merge: warning: {name} is from an interrupted run: the merged run holds only the "
                   f"documents that ran", file=sys.stderr)
     print(f"merged {len(runs)} run files: {len(run['documents'])} documents", file=out)
-    summary_lines = comparison.summary_lines() if comparison is not None else []
-    said = [f"{'ERROR' if requested else 'WARNING'}: {sentence}" for sentence in unevaluated]
-    for line in [*(gate.message for gate in gates), *summary_lines, *said]:  # control characters shown as marks
-        print(show_controls(line), file=out)
-    if gates or comparison is not None or (unevaluated and requested):
-        print(f"ocrmetrics merge: {'FAILED' if failed else 'passed'} ({shown(args.output)})", file=out)
+    _print_verdict(args, out, gates, comparison, unevaluated, requested, failed)
     for line in written:
         print(line, file=out)
     return exit_code(args, 1 if failed else 0)
+
+
+def _merged(args: argparse.Namespace) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]:
+    """The shards' run files (name, run) and the merged run; a merge refused is a :class:`UsageError`."""
+    from pytest_ocrmetrics.core.safe_text import show_controls
+    from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
+
+    runs = [(repr(path), load_run_file(path, "")) for path in args.runs]
+    try:
+        return runs, merge_runs(runs)
+    except MergeError as exc:  # names from the files: control characters shown as marks, not sent to the terminal
+        raise UsageError(show_controls(str(exc))) from None
+
+
+def _compared(args: argparse.Namespace, run: dict[str, Any]) -> Any:
+    """The merged run compared with ``--baseline`` (None without one), recorded in the run as pytest records it."""
+    from pytest_ocrmetrics.core.safe_text import clean_run
+
+    if args.seed is None:  # the paired bootstrap of the baseline comparison, as pytest --ocr-seed seeds it
+        args.seed = run["bootstrap"]["seed"]
+    args.run = args.output  # how the comparison names the merged run
+    if not args.baseline:
+        return None
+    comparison = baseline_comparison(args, load_run_file(args.baseline, "baseline"), run)
+    # the run file says what the baseline compared, as pytest --ocr-baseline writes it
+    run["baseline"] = clean_run(comparison.baseline_entry())[0]
+    return comparison
+
+
+def _print_verdict(args: argparse.Namespace, out: TextIO, gates: Sequence[Any], comparison: Any,
+                   unevaluated: Sequence[str], requested: bool, failed: bool) -> None:
+    """The gates' messages, the comparison's lines, the pairs that evaluated nothing, and the verdict when there
+    was anything to judge; control characters of names from the files shown as marks."""
+    from pytest_ocrmetrics.core.safe_text import show_controls
+
+    summary_lines = comparison.summary_lines() if comparison is not None else []
+    said = [f"{'ERROR' if requested else 'WARNING'}: {sentence}" for sentence in unevaluated]
+    for line in [*(gate.message for gate in gates), *summary_lines, *said]:
+        print(show_controls(line), file=out)
+    if gates or comparison is not None or (unevaluated and requested):
+        print(f"ocrmetrics merge: {'FAILED' if failed else 'passed'} ({shown(args.output)})", file=out)
 
 
 def add_parser(sub: Any) -> None:
