@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSERTIONS = ROOT / "pytest_ocrmetrics" / "assertions.py"
-BEGIN = "# ---- generated from the metric registry by `python tests/test_assertion_helpers.py`; do not edit by hand ----"
+BEGIN = ("# ---- generated from the metric registry by `python tests/test_assertion_helpers.py`; "
+         "do not edit by hand ----")
 END = "# ---- end of the generated helpers ----"
 
 
@@ -87,7 +88,8 @@ def test_every_metric_has_a_statically_defined_exported_helper() -> None:
         assert name in defined, name
         assert name in assertions.__all__, name
         helper = getattr(assertions, name)
-        assert helper.__name__ == name and helper.__module__ == "pytest_ocrmetrics.assertions"
+        assert helper.__name__ == name
+        assert helper.__module__ == "pytest_ocrmetrics.assertions"
         assert spec.description.split()[0] in (helper.__doc__ or ""), name
         assert list(inspect.signature(helper).parameters)[0] == "result", name
 

@@ -35,7 +35,7 @@ def _tag_bars(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], en
         tags = doc.get("tags")
         value = (doc.get("metrics") or {}).get(metric) if tags else None
         if isinstance(value, (int, float)):
-            for tag in dict.fromkeys(str(t) for t in tags):
+            for tag in dict.fromkeys(str(t) for t in tags or ()):
                 values.setdefault(tag, []).append(float(value))
     return [charts.Bar(tag, math.fsum(v) / len(v), len(v)) for tag, v in values.items()]
 

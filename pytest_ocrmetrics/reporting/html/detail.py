@@ -4,7 +4,7 @@ image and the metrics with their baseline deltas; and which detail views the rep
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from pytest_ocrmetrics.gating import Comparison
 from pytest_ocrmetrics.reporting.common import (
@@ -137,7 +137,7 @@ def document_detail(
 
 def detail_blocks(
     documents: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[str, Any]], engines: Sequence[str],
-    engines_of: Mapping[str, Sequence[str]], limit: int,
+    engines_of: Mapping[str, Collection[str]], limit: int,
 ) -> tuple[list[list[Mapping[str, Any]]], int]:
     """The first ``limit`` detail views in worst-first order, and how many there are in all: one per document of a
     dataset read by one engine, and one per (dataset, id) of a dataset read by two or more engines (placed where

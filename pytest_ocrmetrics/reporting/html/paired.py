@@ -62,7 +62,8 @@ def _summary(number: int, readings: Readings, present: Sequence[Mapping[str, Any
             badges.append(f'<span class="kv">{e(engine)}: <i>no record</i></span>')
             continue
         value = (doc.get("metrics") or {}).get(primary) if primary else None
-        shown_value = f" {metric_title(primary)} {format_value(primary, value)}" if primary and value is not None else ""
+        shown_value = (f" {metric_title(primary)} {format_value(primary, value)}"
+                       if primary and value is not None else "")
         badges.append(f'<span class="kv">{e(engine)} <span class="badge {e(doc.get("outcome"))}">'
                       f'{e(doc.get("outcome"))}</span>{e(shown_value)}</span>')
     return (f'<summary><span class="rank">#{number}</span><span class="docid">{e(doc_id)}</span>'
