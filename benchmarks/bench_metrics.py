@@ -12,7 +12,7 @@ uppercased (the SROIE ground truth is all uppercase, so this is the same text at
 skipped, with a note, when the shared data or Tesseract is missing. A second real table times the alignment alone
 with the old hint (always ``|n - m|``), no hint and the hint now chosen by
 :func:`pytest_ocrmetrics.metrics.alignment.score_hint`, and a last one the failure message of a 2 MB page
-(``assertions.failure_message``) against its scoring (``scoring.score_document``).
+(``scoring.messages.failure_message``) against its scoring (``scoring.score_document``).
 
 **Synthetic text** (kept from before): for each reference length (50 / 600 / 3,000 / 50,000 characters) a seeded
 page of receipt/book-like text gets ~5%
@@ -347,9 +347,10 @@ def run_hint(rows: list[tuple[str, list[tuple[str, str]]]], *, budget: float, re
 
 def run_failure_message(*, repeats: int, seed: int) -> None:
     """A 2 MB page with 100 scattered errors failing ``cer <= 0``: the assertion message
-    (``assertions.failure_message``, whose cost is its aligned excerpt, ``diff.worst_region``) against scoring the page
+    (``scoring.messages.failure_message``, whose cost is its aligned excerpt, ``diff.worst_region``) against scoring
+    the page
     (``scoring.score_document``, the plugin's default metrics)."""
-    from pytest_ocrmetrics.assertions import failure_message
+    from pytest_ocrmetrics.scoring.messages import failure_message
     from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
     from pytest_ocrmetrics.scoring.document import score_document

@@ -14,16 +14,15 @@ Besides the named helpers, every registry metric has ``assert_<metric>_below`` (
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from pytest_ocrmetrics.scoring.diff import worst_region
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
-from pytest_ocrmetrics.metrics.registry import METRICS, get_metric
-from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, ScoringOptions, score_document, with_metrics
-from pytest_ocrmetrics.metrics.thresholds import Threshold, format_limit, parse_limit, resolve_threshold
+from pytest_ocrmetrics.metrics.registry import get_metric
+from pytest_ocrmetrics.metrics.thresholds import Threshold, parse_limit, resolve_threshold
+from pytest_ocrmetrics.scoring.context import OcrTestContext, current_context
+from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringOptions, score_document, with_metrics
+from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS, failure_message
 
 __all__ = [
     "assert_metric",
@@ -36,41 +35,6 @@ __all__ = [
     "OcrTestContext",
     "current_context",
 ]
-
-
-# what a document must have for a metric to be computed, by the registry's ``requires``
-METRIC_NEEDS = {"fields": "ground-truth fields", "schema": "a JSON schema", "lines": "a reference text",
-                "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts",
-                "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)"}
-
-
-@dataclass
-class OcrTestContext:
-    """What the plugin knows about the running OCR test; lets helpers score an ``OcrOutput`` and record checks."""
-
-    document: Document
-    engine: str
-    options: ScoringOptions
-    score: DocumentScore | None = None
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    unchecked: list[str] = field(default_factory=list)  # metrics of thresholds this document could not be judged on
-    score_error: tuple[OcrOutput, ScoringError] | None = None  # the output that could not be scored, and why
-
-    def score_output(self, output: OcrOutput) -> DocumentScore:
-        """The score of ``output``, computed once; :class:`ScoringError` (computed once too: a schema pattern may
-        take its full time limit) when the document cannot be scored."""
-        if self.score is None or self.score.output is not output:
-            if self.score_error is not None and self.score_error[0] is output:
-                raise self.score_error[1]
-            try:
-                self.score = score_document(self.document, output, engine=self.engine, options=self.options)
-            except ScoringError as exc:
-                self.score_error = (output, exc)
-                raise
-        return self.score
-
-
-current_context: ContextVar[OcrTestContext | None] = ContextVar("ocrmetrics_test_context", default=None)
 
 
 def _as_score(result: Any, reference: str | None, document: Document | None,
@@ -106,75 +70,6 @@ def _record(score: DocumentScore, threshold: Threshold, value: float) -> dict[st
     if context is not None and context.document is score.document:
         context.checks.append(check)
     return check
-
-
-_MAX_FIELD_LINES = 10
-_MAX_VALUE_LENGTH = 60
-
-
-def _quoted(value: str) -> str:
-    """A field value for a message: repr() escapes control, bidi and surrogate characters; long values are cut."""
-    if len(value) > _MAX_VALUE_LENGTH:
-        value = value[:_MAX_VALUE_LENGTH - 1] + "…"
-    return repr(value)
-
-
-def _field_lines(fields: Mapping[str, Any]) -> list[str]:
-    """``  total: expected '9.00', found '9.0O'`` per incorrect or missing field (at most 10), then the extra ones."""
-    mismatches = fields.get("mismatches") or []
-    where = "located in the OCR text" if fields.get("source") == "located in text" else "from the engine"
-    lines = [f"fields {where}:"] if mismatches else []
-    for item in mismatches[:_MAX_FIELD_LINES]:
-        found = "found nothing" if item["found"] is None else f"found {_quoted(str(item['found']))}"
-        lines.append(f"  {item['field']}: expected {_quoted(str(item['expected']))}, {found}")
-    if len(mismatches) > _MAX_FIELD_LINES:
-        lines.append(f"  … and {len(mismatches) - _MAX_FIELD_LINES} more incorrect or missing fields")
-    extra = [str(path) for path in fields.get("extra") or []]
-    if extra:
-        shown = ", ".join(_quoted(path)[1:-1] for path in extra[:_MAX_FIELD_LINES])
-        more = f" and {len(extra) - _MAX_FIELD_LINES} more" if len(extra) > _MAX_FIELD_LINES else ""
-        lines.append(f"  extracted but not in the reference: {shown}{more}")
-    return lines
-
-
-def fact_failure_line(fact: Mapping[str, Any], score: DocumentScore | None = None) -> str:
-    """``fact 'earnings_table00' (table) failed: Found cells matching ...`` (a fact of ``details["facts"]``); with
-    ``score``, the document and engine follow, and a flaky fact says how its repeats voted."""
-    line = f"fact {fact['id']!r} ({fact['type']}) failed: {fact.get('explanation') or 'no explanation'}"
-    if score is not None:
-        doc = score.document
-        line += f"; document {doc.id!r} (dataset {doc.dataset}), engine {score.engine!r}"
-    return line
-
-
-def failure_message(score: DocumentScore, threshold: Threshold, value: float) -> str:
-    """``cer = 0.0821, must be <= 0.05 (from the test); document 'a.png' (dataset d), engine 'e'`` + an excerpt."""
-    doc = score.document
-    head = (f"{threshold.metric} = {value:.4g}, must be {threshold.operator} "
-            f"{format_limit(threshold.metric, threshold.limit)} "
-            f"(from the {threshold.source}); document {doc.id!r} (dataset {doc.dataset}), engine {score.engine!r}")
-    spec = get_metric(threshold.metric)
-    if spec.requires in ("text", "lines") and score.reference is not None:
-        return f"{head}\n{worst_region(score.reference, score.hypothesis)}"
-    fields = score.details.get("fields")
-    if spec.requires == "fields" and fields:
-        return head + "".join(f"\n{line}" for line in _field_lines(fields))
-    facts = score.details.get("facts")
-    if spec.requires == "facts" and facts:
-        failing = [fact for fact in facts if fact.get("passed") is False]  # null: not checked, not failed
-        more = f"\n  and {len(failing) - 10} more" if len(failing) > 10 else ""
-        return head + "".join(f"\n- {fact_failure_line(fact)}" for fact in failing[:10]) + more
-    tasks = score.details.get("tasks") or ([score.details["task"]] if "task" in score.details else [])
-    if spec.requires == "tasks" and tasks:
-        return head + "".join(f"\n- task {n} ({task.get('type', 'extraction')}): "
-                              f"{'succeeded' if task.get('task_success') else task.get('error_type') or 'failed'}"
-                              f" (quality {float(task.get('quality_score', task.get('quality', 0.0))):.3g})"
-                              for n, task in enumerate(tasks[:10], start=1))
-    json_details = score.details.get("json")
-    if spec.requires == "schema" and json_details:
-        errors = json_details.get("errors") or []
-        return head + ("\n" + "\n".join(f"- {e}" for e in errors[:10]) if errors else "")
-    return head
 
 
 def assert_metric(
@@ -276,19 +171,207 @@ def assert_json_valid(result: Any, schema: Mapping[str, Any] | None = None, **kw
     return float(validity.value)
 
 
-def _make_helper(metric: str, suffix: str) -> Callable[..., float]:
-    def helper(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-        __tracebackhide__ = True
-        return assert_metric(result, metric, limit, **kwargs)
+# ---- generated from the metric registry by `python tests/test_assertion_helpers.py`; do not edit by hand ----
 
-    spec = METRICS[metric]
-    helper.__name__ = helper.__qualname__ = f"assert_{metric}_{suffix}"
-    helper.__doc__ = f"Assert {spec.description} is {'at most' if suffix == 'below' else 'at least'} ``limit``."
-    return helper
+def assert_ser_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert sentence (line) error rate: lines that differ after strip(), the shorter side padded with empty lines,
+    / max(reference lines, output lines) is at most ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'ser', limit, **kwargs)
 
 
-for _name, _spec in METRICS.items():
-    _helper_name = f"assert_{_name}_{'below' if _spec.lower_is_better else 'above'}"
-    if _helper_name not in globals():
-        globals()[_helper_name] = _make_helper(_name, "below" if _spec.lower_is_better else "above")
-        __all__.append(_helper_name)
+def assert_edit_similarity_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert 1 - NED is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'edit_similarity', limit, **kwargs)
+
+
+def assert_exact_match_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert 1 if the normalized texts are identical, else 0 is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'exact_match', limit, **kwargs)
+
+
+def assert_token_accuracy_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert exact-match rate: positions with equal tokens / max(reference tokens, output tokens) is at least
+    ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'token_accuracy', limit, **kwargs)
+
+
+def assert_token_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert F1 on the sets of unique tokens is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'token_f1', limit, **kwargs)
+
+
+def assert_bow_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert bag-of-words F1 on word multisets (a repeated word counts each time) after lowercasing and punctuation
+    removal is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'bow_f1', limit, **kwargs)
+
+
+def assert_crr_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert word-match character recognition rate: mean 1 - d/max(len) over matched word pairs is at least
+    ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'crr', limit, **kwargs)
+
+
+def assert_word_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert word-match F1 over exact word matches is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'word_f1', limit, **kwargs)
+
+
+def assert_set_precision_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert set-based precision: unique words in both / unique output words (lowercased, punctuation removed) is
+    at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'set_precision', limit, **kwargs)
+
+
+def assert_set_recall_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert set-based recall: unique words in both / unique reference words is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'set_recall', limit, **kwargs)
+
+
+def assert_set_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert set-based F1: harmonic mean of set_precision and set_recall is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'set_f1', limit, **kwargs)
+
+
+def assert_sequence_accuracy_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert reference words equal to the output word at the same position / reference words is at least
+    ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'sequence_accuracy', limit, **kwargs)
+
+
+def assert_lcs_ratio_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert longest common subsequence of the word lists / reference words is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'lcs_ratio', limit, **kwargs)
+
+
+def assert_char_lcs_ratio_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert 2 * LCS / (len(ref) + len(hyp)) over characters is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'char_lcs_ratio', limit, **kwargs)
+
+
+def assert_bigram_overlap_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert reference word bigrams found in the output / reference bigrams is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'bigram_overlap', limit, **kwargs)
+
+
+def assert_trigram_overlap_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert reference word trigrams found in the output / reference trigrams is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'trigram_overlap', limit, **kwargs)
+
+
+def assert_character_accuracy_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert max(0, 1 - CER) is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'character_accuracy', limit, **kwargs)
+
+
+def assert_field_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert F1 over key fields: 2*correct / (extracted + reference) is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'field_f1', limit, **kwargs)
+
+
+def assert_field_precision_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert correct fields / extracted fields is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'field_precision', limit, **kwargs)
+
+
+def assert_field_recall_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert correct fields / reference fields is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'field_recall', limit, **kwargs)
+
+
+def assert_json_valid_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert 1 if the output parses as JSON and satisfies the document's schema is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'json_valid', limit, **kwargs)
+
+
+def assert_parse_success_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert 1 if the output parses (JSON, or well-formed XML), schema or not is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'parse_success', limit, **kwargs)
+
+
+def assert_completeness_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert schema-required fields present and non-empty / required fields (1.0 when none is required, 0.0 when
+    the output does not parse) is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'completeness', limit, **kwargs)
+
+
+def assert_task_success_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert downstream task success: successes / tasks, over the document's own tasks (extraction, qa,
+    classification) or else one extraction task on its fields (success when the share of reference fields whose
+    str(v).strip().lower() equals the output's is >= 0.8) is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'task_success', limit, **kwargs)
+
+
+def assert_anls_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert average normalized Levenshtein similarity (DocVQA), 0 below 0.5 similarity is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'anls', limit, **kwargs)
+
+
+def assert_token_ratio_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert LLM tokens of the output / LLM tokens of the reference (cl100k_base) is at most ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'token_ratio', limit, **kwargs)
+
+
+def assert_fact_pass_rate_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert page-level facts (olmOCR-bench types) passed / facts; a fact passes when a strict majority of the
+    page's repeats pass it is at least ``limit``."""
+    __tracebackhide__ = True
+    return assert_metric(result, 'fact_pass_rate', limit, **kwargs)
+
+
+__all__ += [
+    "assert_ser_below",
+    "assert_edit_similarity_above",
+    "assert_exact_match_above",
+    "assert_token_accuracy_above",
+    "assert_token_f1_above",
+    "assert_bow_f1_above",
+    "assert_crr_above",
+    "assert_word_f1_above",
+    "assert_set_precision_above",
+    "assert_set_recall_above",
+    "assert_set_f1_above",
+    "assert_sequence_accuracy_above",
+    "assert_lcs_ratio_above",
+    "assert_char_lcs_ratio_above",
+    "assert_bigram_overlap_above",
+    "assert_trigram_overlap_above",
+    "assert_character_accuracy_above",
+    "assert_field_f1_above",
+    "assert_field_precision_above",
+    "assert_field_recall_above",
+    "assert_json_valid_above",
+    "assert_parse_success_above",
+    "assert_completeness_above",
+    "assert_task_success_above",
+    "assert_anls_above",
+    "assert_token_ratio_below",
+    "assert_fact_pass_rate_above",
+]
+# ---- end of the generated helpers ----

@@ -4,4 +4,5 @@ import sys
 
 from pytest_ocrmetrics.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # imported (by the doctest walk, a tool), it runs nothing
+    sys.exit(main())

@@ -77,33 +77,48 @@ def _not_a_dataset_message(path: Path) -> str:
     A folder inside a dataset (its ``images/``: pass the folder above it), an empty folder, a folder of images without
     ground truth and anything else each get their own sentence.
     """
-    looked_for = "; ".join(loader.description for loader in LOADERS)
     if path.is_dir():
-        absolute = Path(os.path.abspath(path))
-        parent = absolute.parent
-        # the formats that describe a folder from its top level (sidecars would have been found here already)
-        if absolute != parent and any(loader.detect(parent) for loader in LOADERS if loader.name != "sidecar"):
-            shown = path.parent if path.name else parent  # as the user wrote it, unless that was "."
-            return (f"{path}: looks like the {absolute.name}/ folder of the dataset {str(shown)!r}; "
-                    f"pass {str(shown)!r} instead.")
-        try:
-            entries = [p for p in path.rglob("*") if not any(part.startswith(".") for part in p.relative_to(path).parts)]
-        except OSError as exc:
-            return f"{path}: cannot list the folder ({exc.strerror or exc}); not a dataset."
-        if not entries:
-            return (f"{path}: the folder is empty; a dataset folder holds images and their ground truth "
-                    f"({_GROUND_TRUTH_KINDS}).")
-        inner = sorted(p for p in entries if p.parent == path and p.is_dir()
-                       and any(loader.detect(p) for loader in LOADERS))
-        if inner:
-            names = ", ".join(repr(str(p)) for p in inner[:3]) + (", ..." if len(inner) > 3 else "")
-            one = "a dataset" if len(inner) == 1 else f"{len(inner)} datasets"
-            return f"{path}: not a dataset itself but holds {one} ({names}); pass {'it' if len(inner) == 1 else 'one of them'}."
-        images = sum(1 for p in entries if p.name.lower().endswith(IMAGE_SUFFIXES) and p.is_file())
-        if images:
-            noun = "image" if images == 1 else "images"
-            return f"{path}: the folder has {images} {noun} but no ground truth ({_GROUND_TRUTH_KINDS}); add one of them."
+        message = _not_a_dataset_folder_message(path)
+        if message is not None:
+            return message
+    looked_for = "; ".join(loader.description for loader in LOADERS)
     return f"{path}: not a dataset; looked for {looked_for}."
+
+
+def _not_a_dataset_folder_message(path: Path) -> str | None:
+    """The sentence for a folder that is not a dataset (inside one, empty, holding datasets, images without ground
+    truth), or None when it is none of these cases."""
+    absolute = Path(os.path.abspath(path))
+    parent = absolute.parent
+    # the formats that describe a folder from its top level (sidecars would have been found here already)
+    if absolute != parent and any(loader.detect(parent) for loader in LOADERS if loader.name != "sidecar"):
+        shown = path.parent if path.name else parent  # as the user wrote it, unless that was "."
+        return (f"{path}: looks like the {absolute.name}/ folder of the dataset {str(shown)!r}; "
+                f"pass {str(shown)!r} instead.")
+    try:
+        entries = [p for p in path.rglob("*") if not any(part.startswith(".") for part in p.relative_to(path).parts)]
+    except OSError as exc:
+        return f"{path}: cannot list the folder ({exc.strerror or exc}); not a dataset."
+    return _folder_contents_message(path, entries)
+
+
+def _folder_contents_message(path: Path, entries: list[Path]) -> str | None:
+    """What the folder's ``entries`` (not hidden) say it is instead of a dataset: empty, a folder of datasets, images
+    without ground truth; None when they say none of these."""
+    if not entries:
+        return (f"{path}: the folder is empty; a dataset folder holds images and their ground truth "
+                f"({_GROUND_TRUTH_KINDS}).")
+    inner = sorted(p for p in entries if p.parent == path and p.is_dir()
+                   and any(loader.detect(p) for loader in LOADERS))
+    if inner:
+        names = ", ".join(repr(str(p)) for p in inner[:3]) + (", ..." if len(inner) > 3 else "")
+        one = "a dataset" if len(inner) == 1 else f"{len(inner)} datasets"
+        return f"{path}: not a dataset itself but holds {one} ({names}); pass {'it' if len(inner) == 1 else 'one of them'}."
+    images = sum(1 for p in entries if p.name.lower().endswith(IMAGE_SUFFIXES) and p.is_file())
+    if images:
+        noun = "image" if images == 1 else "images"
+        return f"{path}: the folder has {images} {noun} but no ground truth ({_GROUND_TRUTH_KINDS}); add one of them."
+    return None
 
 
 def dataset_name(path: str | os.PathLike[str], rootdir: str | os.PathLike[str] | None = None) -> str:

@@ -669,6 +669,32 @@ def check_deepseek_settings(arg: str | None, options: Mapping[str, str]) -> tupl
     created (its tests are skipped).
     """
     settings = normalise_settings("deepseek", options, _DEEPSEEK_OPTIONS)
+    backend = _backend(arg, settings)
+    prompt = settings.get("prompt") or DEFAULT_PROMPT
+    max_tokens = int_setting("deepseek", settings, "max_tokens", DEFAULT_MAX_TOKENS, minimum=1)
+    if backend == "server":
+        return backend, _server_arguments(settings, prompt, max_tokens)
+    device = settings.get("device", "auto").strip() or "auto"
+    if device != "auto" and device != "cpu" and not device.startswith("cuda"):
+        raise EngineOptionError(f"deepseek.device must be auto, cpu, cuda or cuda:N, got {device!r}")
+    local_files_only = bool_setting("deepseek", settings, "local_files_only", False)
+    if backend == "remote-code":
+        return backend, _remote_code_arguments(settings, prompt, device, local_files_only)
+    return backend, dict(
+        model=settings.get("model") or DEFAULT_NATIVE_MODEL,
+        prompt=prompt,
+        max_tokens=max_tokens,
+        device=device,
+        batch_size=int_setting("deepseek", settings, "batch_size", 4, minimum=1),
+        revision=settings.get("revision") or None,
+        local_files_only=local_files_only,
+    )
+
+
+def _backend(arg: str | None, settings: Mapping[str, str]) -> str:
+    """The backend ``--ocr-engine=deepseek[:BACKEND]`` and ``deepseek.backend`` name (the server when only a base
+    URL is given, else transformers); a backend unknown, named twice differently, or given another backend's
+    settings is an :class:`EngineOptionError`."""
     backend = (settings.get("backend") or arg or ("server" if settings.get("base_url") else "transformers")).strip()
     if backend not in BACKENDS:
         raise EngineOptionError(f"deepseek.backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -681,61 +707,54 @@ def check_deepseek_settings(arg: str | None, options: Mapping[str, str]) -> tupl
         raise EngineOptionError(
             f"setting(s) {', '.join('deepseek.' + key for key in foreign)} do not apply to deepseek.backend={backend}"
         )
-    prompt = settings.get("prompt") or DEFAULT_PROMPT
-    max_tokens = int_setting("deepseek", settings, "max_tokens", DEFAULT_MAX_TOKENS, minimum=1)
-    if backend == "server":
-        if not settings.get("base_url"):
-            raise EngineOptionError(
-                "deepseek.backend=server needs deepseek.base_url, e.g. --ocr-engine-option "
-                "deepseek.base_url=http://127.0.0.1:8000/v1"
-            )
-        try:
-            chat_completions_url(settings["base_url"])
-        except EngineOptionError as exc:
-            raise EngineOptionError(f"deepseek.{exc}") from None
-        vllm_xargs = (
-            json_object_setting("deepseek", settings, "vllm_xargs") if "vllm_xargs" in settings else DEFAULT_VLLM_XARGS
+    return backend
+
+
+def _server_arguments(settings: Mapping[str, str], prompt: str, max_tokens: int) -> dict[str, Any]:
+    """The server backend's engine arguments: its base URL (required) and request settings, each checked."""
+    if not settings.get("base_url"):
+        raise EngineOptionError(
+            "deepseek.backend=server needs deepseek.base_url, e.g. --ocr-engine-option "
+            "deepseek.base_url=http://127.0.0.1:8000/v1"
         )
-        return backend, dict(
-            base_url=settings["base_url"],
-            model=settings.get("model") or DEFAULT_SERVER_MODEL,
-            prompt=prompt,
-            max_tokens=max_tokens,
-            api_key=api_key_from_env("deepseek", settings.get("api_key_env")),
-            vllm_xargs=vllm_xargs,
-            extra_body=json_object_setting("deepseek", settings, "extra_body"),
-            timeout_s=float_setting("deepseek", settings, "timeout", 300.0, positive=True, unit="seconds"),
-            retries=int_setting("deepseek", settings, "retries", 3, minimum=0),
-            max_response_mb=max_response_mb_setting("deepseek", settings),
-        )
-    device = settings.get("device", "auto").strip() or "auto"
-    if device != "auto" and device != "cpu" and not device.startswith("cuda"):
-        raise EngineOptionError(f"deepseek.device must be auto, cpu, cuda or cuda:N, got {device!r}")
-    local_files_only = bool_setting("deepseek", settings, "local_files_only", False)
-    if backend == "remote-code":
-        if not bool_setting("deepseek", settings, "trust_remote_code", False):
-            raise EngineOptionError(
-                "deepseek.backend=remote-code runs Python code that ships with the model; opt in with "
-                "--ocr-engine-option deepseek.trust_remote_code=true (only for a model source you trust)"
-            )
-        mode = settings.get("mode", "gundam")
-        if mode.strip().lower() not in RESOLUTION_MODES:
-            names = ", ".join(name.capitalize() for name in RESOLUTION_MODES)
-            raise EngineOptionError(f"deepseek.mode must be one of {names}, got {mode!r}")
-        return backend, dict(
-            model=settings.get("model") or DEFAULT_REMOTE_CODE_MODEL,
-            prompt=prompt,
-            mode=mode,
-            device=device,
-            revision=settings.get("revision") or None,
-            local_files_only=local_files_only,
-        )
-    return backend, dict(
-        model=settings.get("model") or DEFAULT_NATIVE_MODEL,
+    try:
+        chat_completions_url(settings["base_url"])
+    except EngineOptionError as exc:
+        raise EngineOptionError(f"deepseek.{exc}") from None
+    vllm_xargs = (
+        json_object_setting("deepseek", settings, "vllm_xargs") if "vllm_xargs" in settings else DEFAULT_VLLM_XARGS
+    )
+    return dict(
+        base_url=settings["base_url"],
+        model=settings.get("model") or DEFAULT_SERVER_MODEL,
         prompt=prompt,
         max_tokens=max_tokens,
+        api_key=api_key_from_env("deepseek", settings.get("api_key_env")),
+        vllm_xargs=vllm_xargs,
+        extra_body=json_object_setting("deepseek", settings, "extra_body"),
+        timeout_s=float_setting("deepseek", settings, "timeout", 300.0, positive=True, unit="seconds"),
+        retries=int_setting("deepseek", settings, "retries", 3, minimum=0),
+        max_response_mb=max_response_mb_setting("deepseek", settings),
+    )
+
+
+def _remote_code_arguments(settings: Mapping[str, str], prompt: str, device: str,
+                           local_files_only: bool) -> dict[str, Any]:
+    """The remote-code backend's engine arguments: it needs ``trust_remote_code=true`` and a known resolution mode."""
+    if not bool_setting("deepseek", settings, "trust_remote_code", False):
+        raise EngineOptionError(
+            "deepseek.backend=remote-code runs Python code that ships with the model; opt in with "
+            "--ocr-engine-option deepseek.trust_remote_code=true (only for a model source you trust)"
+        )
+    mode = settings.get("mode", "gundam")
+    if mode.strip().lower() not in RESOLUTION_MODES:
+        names = ", ".join(name.capitalize() for name in RESOLUTION_MODES)
+        raise EngineOptionError(f"deepseek.mode must be one of {names}, got {mode!r}")
+    return dict(
+        model=settings.get("model") or DEFAULT_REMOTE_CODE_MODEL,
+        prompt=prompt,
+        mode=mode,
         device=device,
-        batch_size=int_setting("deepseek", settings, "batch_size", 4, minimum=1),
         revision=settings.get("revision") or None,
         local_files_only=local_files_only,
     )

@@ -305,6 +305,12 @@ class RapidOcrEngine:
                 text="\n".join(texts), engine=self.name, words=tuple(Word(t, None, s) for t, s in zip(texts, scores)),
                 confidence=sum(scores) / len(scores), elapsed_s=elapsed, metadata={"lines": len(texts), "rows": len(texts)},
             )
+        return self._detected_output(result, texts, scores, quads, elapsed)
+
+    def _detected_output(self, result: Any, texts: list[str], scores: list[float], quads: Any,
+                         elapsed: float) -> OcrOutput:
+        """The output of detection + recognition: lines in reading order (rows of boxes), with a word per line, or
+        per recognised word when ``word_boxes`` is on and the result has them."""
         boxes = [_box(q) for q in quads]
         rows = reading_order(boxes)
         order = [i for row in rows for i in row]

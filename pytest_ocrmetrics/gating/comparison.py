@@ -526,7 +526,6 @@ def compare_runs(
         baseline_run, current_run = _pair_engines(baseline_run, current_run, baseline_of)
     old_docs = scored_documents(baseline_run)
     new_docs = scored_documents(current_run)
-    all_current = {doc_key(d): d for d in current_run.get("documents", ())}
 
     regressions: list[Regression] = []
     improvements: list[Improvement] = []
@@ -550,42 +549,15 @@ def compare_runs(
         fact_fixes.extend(fixed)
         groups.setdefault((engine, dataset), []).append((old_doc, new_doc))
 
-    baseline_all = {doc_key(d) for d in baseline_run.get("documents", ())}
-    new_refs = tuple(
-        DocumentRef(*key, "not in the baseline" if key not in baseline_all else "not scored in the baseline",
-                    baseline_of.get(key[1]))
-        for key in new_docs if key not in old_docs
-    )
-    missing_refs: list[DocumentRef] = []
-    for key in old_docs:
-        if key in new_docs:
-            continue
-        doc = all_current.get(key)
-        reason = "not in this run" if doc is None else f"not scored in this run (outcome {doc.get('outcome')})"
-        missing_refs.append(DocumentRef(*key, reason, baseline_of.get(key[1])))
-
-    aggregates: list[AggregateDelta] = []
-    for (engine, dataset), docs in sorted(groups.items()):
-        series = [s for s in (metric_series(metric, docs) for metric in METRICS) if s is not None]
-        series = [s for s in series if None not in s.values()]
-        intervals = paired_bootstrap_intervals(series, len(docs), level=level, resamples=resamples,
-                                               seed=f"{seed}\x00{engine}\x00{dataset}")
-        for s in series:
-            old, new = s.values()
-            assert old is not None and new is not None
-            interval = intervals.get(s.metric)
-            tolerance = tolerance_for(tols, s.metric)
-            allowed = tolerance.allowed(old) if tolerance is not None else None
-            aggregates.append(AggregateDelta(
-                engine, dataset, s.metric, old, new, s.n, interval, level, allowed, tolerance,
-                _verdict(s.metric, old, new, allowed, interval, significance), baseline_of.get(engine),
-            ))
+    new_refs, missing_refs = _unpaired_refs(baseline_run, current_run, old_docs, new_docs, baseline_of)
+    aggregates = _aggregates(groups, tols, level=level, resamples=resamples, seed=seed, significance=significance,
+                             baseline_of=baseline_of)
     return Comparison(
         regressions=tuple(regressions),
         improvements=tuple(improvements),
         aggregates=tuple(aggregates),
         new_documents=new_refs,
-        missing_documents=tuple(missing_refs),
+        missing_documents=missing_refs,
         tolerances=tols,
         significance=significance,
         seed=seed,
@@ -603,6 +575,55 @@ def compare_runs(
         unmatched_tolerances=_unmatched_tolerances(tols, aggregates, old_docs, new_docs) if groups else (),
         document_policy=document_regressions,
     )
+
+
+def _unpaired_refs(
+    baseline_run: Mapping[str, Any], current_run: Mapping[str, Any], old_docs: Mapping[tuple[str, str, str], Any],
+    new_docs: Mapping[tuple[str, str, str], Any], baseline_of: Mapping[str, str],
+) -> tuple[tuple[DocumentRef, ...], tuple[DocumentRef, ...]]:
+    """The scored documents of this run not scored in the baseline (new), and those of the baseline not scored in
+    this run (missing), each with the reason."""
+    baseline_all = {doc_key(d) for d in baseline_run.get("documents", ())}
+    all_current = {doc_key(d): d for d in current_run.get("documents", ())}
+    new_refs = tuple(
+        DocumentRef(*key, "not in the baseline" if key not in baseline_all else "not scored in the baseline",
+                    baseline_of.get(key[1]))
+        for key in new_docs if key not in old_docs
+    )
+    missing_refs: list[DocumentRef] = []
+    for key in old_docs:
+        if key in new_docs:
+            continue
+        doc = all_current.get(key)
+        reason = "not in this run" if doc is None else f"not scored in this run (outcome {doc.get('outcome')})"
+        missing_refs.append(DocumentRef(*key, reason, baseline_of.get(key[1])))
+    return new_refs, tuple(missing_refs)
+
+
+def _aggregates(
+    groups: Mapping[tuple[str, str], list[tuple[Mapping[str, Any], Mapping[str, Any]]]],
+    tols: Mapping[str, Tolerance], *, level: float, resamples: int, seed: int, significance: float | None,
+    baseline_of: Mapping[str, str],
+) -> list[AggregateDelta]:
+    """Per engine x dataset x metric: the micro values over the paired documents, the seeded paired bootstrap
+    interval of the delta and the verdict against the metric's tolerance."""
+    aggregates: list[AggregateDelta] = []
+    for (engine, dataset), docs in sorted(groups.items()):
+        series = [s for s in (metric_series(metric, docs) for metric in METRICS) if s is not None]
+        series = [s for s in series if None not in s.values()]
+        intervals = paired_bootstrap_intervals(series, len(docs), level=level, resamples=resamples,
+                                               seed=f"{seed}\x00{engine}\x00{dataset}")
+        for s in series:
+            old, new = s.values()
+            assert old is not None and new is not None
+            interval = intervals.get(s.metric)
+            tolerance = tolerance_for(tols, s.metric)
+            allowed = tolerance.allowed(old) if tolerance is not None else None
+            aggregates.append(AggregateDelta(
+                engine, dataset, s.metric, old, new, s.n, interval, level, allowed, tolerance,
+                _verdict(s.metric, old, new, allowed, interval, significance), baseline_of.get(engine),
+            ))
+    return aggregates
 
 
 def _baseline_engines(engine_map: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> dict[str, str]:

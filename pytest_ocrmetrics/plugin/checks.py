@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.assertions import OcrTestContext, failure_message
+from pytest_ocrmetrics.scoring.context import OcrTestContext
+from pytest_ocrmetrics.scoring.messages import failure_message
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset

@@ -7,7 +7,7 @@ from typing import Any, Generator
 
 import pytest
 
-from pytest_ocrmetrics.assertions import current_context
+from pytest_ocrmetrics.scoring.context import current_context
 from pytest_ocrmetrics.engines.base import EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.plugin.checks import _creation_message, _item_state, _recognize
 from pytest_ocrmetrics.plugin.state import ITEM_STATE, _state

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from pytest_ocrmetrics.assertions import fact_failure_line
+from pytest_ocrmetrics.scoring.messages import fact_failure_line
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, split_dataset_argument
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.plugin.checks import (_check_thresholds, _fact_regressions, _item_state, _marker_limits,

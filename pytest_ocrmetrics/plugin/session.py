@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_ocrmetrics import __version__
-from pytest_ocrmetrics.assertions import METRIC_NEEDS
+from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
 from pytest_ocrmetrics.plugin.state import _REPORTS, PluginState, _state

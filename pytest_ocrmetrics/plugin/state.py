@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.assertions import OcrTestContext
+from pytest_ocrmetrics.scoring.context import OcrTestContext
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.plugin.options import OcrSettings
 from pytest_ocrmetrics.runfile.results import RunResults

@@ -279,61 +279,21 @@ def scatter_svg(
         ticks.append(ticks[-1] + step)
     low, high = ticks[0], ticks[-1]
     x0, x1, y0, y1 = _LEFT, _LEFT + SCATTER_SIZE, _TOP + SCATTER_SIZE, _TOP
-
-    def sx(v: float) -> float:
-        return x0 + (v - low) / (high - low) * (x1 - x0)
-
-    def sy(v: float) -> float:
-        return y0 - (v - low) / (high - low) * (y0 - y1)
-
-    # the side of the diagonal where this run is worse: above it for lower-is-better metrics, below otherwise
-    corner = f"{x0},{y1}" if lower else f"{x1},{y0}"
-    parts.append(f'<polygon class="worse-zone" points="{x0},{y0} {x1},{y1} {corner}"/>')
-    worse_x, worse_y = (x0 + 8, y1 + 14) if lower else (x1 - 8, y0 - 8)
-    parts.append(f'<text class="zone-label" x="{worse_x}" y="{worse_y}" text-anchor="{"start" if lower else "end"}">'
-                 f'worse than the baseline</text>')
-    for tick in ticks:
-        parts.append(f'<line class="grid" x1="{x0}" x2="{x1}" y1="{_fmt(sy(tick))}" y2="{_fmt(sy(tick))}"/>'
-                     f'<text class="tick" x="{x0 - 4}" y="{_fmt(sy(tick) + 4)}" text-anchor="end">'
-                     f'{tick_label(metric, tick, step)}</text>'
-                     f'<text class="tick" x="{_fmt(sx(tick))}" y="{y0 + 16}" text-anchor="middle">'
-                     f'{tick_label(metric, tick, step)}</text>')
-    parts.append(f'<line class="diagonal" x1="{x0}" y1="{y0}" x2="{x1}" y2="{y1}"/>')
+    frame = _Frame(low, high, x0, x1, y0, y1)
+    parts += _scatter_axes(frame, ticks, step, metric, lower)
     drawn = pts
     if n > max_points:
-        span = high - low
-        scale, last = grid / span, grid - 1
-        cells = Counter((min(last, int((old - low) * scale)), min(last, int((new - low) * scale)))
-                        for old, new in zip(olds, news))
-        biggest = max(cells.values())
-        size = (x1 - x0) / grid
-        for (cx, cy), count in sorted(cells.items()):
-            shade = 0.12 + 0.78 * math.log1p(count) / math.log1p(biggest)
-            lo_old, hi_old = low + cx * span / grid, low + (cx + 1) * span / grid
-            lo_new, hi_new = low + cy * span / grid, low + (cy + 1) * span / grid
-            parts.append(
-                f'<rect class="cell" x="{_fmt(x0 + cx * size)}" y="{_fmt(y0 - (cy + 1) * size)}" width="{_fmt(size)}" '
-                f'height="{_fmt(size)}" fill-opacity="{shade:.2f}"><title>{count:,} document'
-                f'{"s" if count != 1 else ""}: baseline {escape(format_value(metric, lo_old))} to '
-                f'{escape(format_value(metric, hi_old))}, now {escape(format_value(metric, lo_new))} to '
-                f'{escape(format_value(metric, hi_new))}</title></rect>')
+        parts += _density_cells(frame, olds, news, metric, grid)
         drawn = choose_points(pts, metric=metric, max_points=max_points)
     for p in sorted(drawn, key=lambda p: {"regression": 2, "improvement": 1}.get(p.status, 0)):  # red on top
         css = {"regression": "pt worse", "improvement": "pt better"}.get(p.status, "pt")
         verdict = f", {p.status}" if p.status else ""
-        parts.append(f'<circle class="{css}" cx="{_fmt(sx(p.old))}" cy="{_fmt(sy(p.new))}" r="3.2"><title>'
-                     f'{escape(p.document)}: {escape(format_value(metric, p.old))} \u2192 '
+        parts.append(f'<circle class="{css}" cx="{_fmt(frame.sx(p.old))}" cy="{_fmt(frame.sy(p.new))}" r="3.2">'
+                     f'<title>{escape(p.document)}: {escape(format_value(metric, p.old))} \u2192 '
                      f'{escape(format_value(metric, p.new))} ({escape(format_delta(metric, p.new - p.old))}'
                      f'{verdict})</title></circle>')
     parts.append(f'<rect class="frame" x="{x0}" y="{y1}" width="{x1 - x0}" height="{y0 - y1}"/>')
-    if len(drawn) < n:
-        shown_regressions = sum(p.status == "regression" for p in drawn)
-        which = (f"all {regressions} regressions, then the most moved" if shown_regressions == regressions
-                 else f"the {shown_regressions} most moved of {regressions} regressions")
-        notes = [f"{len(drawn):,} of {n:,} documents drawn as points:", f"{which};",
-                 f"the shaded cells count all {n:,} (hover for counts)"]
-    else:
-        notes = [f"all {n:,} documents drawn; {regressions} regression{'s' if regressions != 1 else ''} in red"]
+    notes = _scatter_notes(drawn, n, regressions)
     parts.append(f'<text class="axis-label" x="{(x0 + x1) // 2}" y="{y0 + 32}" text-anchor="middle">baseline '
                  f'{escape(name)}</text>'
                  f'<text class="axis-label" transform="rotate(-90)" x="{-(y0 + y1) // 2}" y="12" text-anchor="middle">'
@@ -341,6 +301,77 @@ def scatter_svg(
                  + "".join(f'<text class="chart-note" x="{8}" y="{height - 5 - 13 * (len(notes) - 1 - i)}">'
                            f'{escape(note)}</text>' for i, note in enumerate(notes)) + "</svg>")
     return "".join(parts)
+
+
+class _Frame(NamedTuple):
+    """A scatter's plot area: values ``low``..``high`` on both axes, drawn from ``x0`` to ``x1`` and from ``y0``
+    (bottom) to ``y1`` (top)."""
+
+    low: float
+    high: float
+    x0: int
+    x1: int
+    y0: int
+    y1: int
+
+    def sx(self, v: float) -> float:
+        return self.x0 + (v - self.low) / (self.high - self.low) * (self.x1 - self.x0)
+
+    def sy(self, v: float) -> float:
+        return self.y0 - (v - self.low) / (self.high - self.low) * (self.y0 - self.y1)
+
+
+def _scatter_axes(frame: _Frame, ticks: Sequence[float], step: float, metric: str, lower: bool) -> list[str]:
+    """The worse side of the diagonal shaded and labelled, the grid lines with their tick labels, the diagonal."""
+    x0, x1, y0, y1 = frame.x0, frame.x1, frame.y0, frame.y1
+    # the side of the diagonal where this run is worse: above it for lower-is-better metrics, below otherwise
+    corner = f"{x0},{y1}" if lower else f"{x1},{y0}"
+    parts = [f'<polygon class="worse-zone" points="{x0},{y0} {x1},{y1} {corner}"/>']
+    worse_x, worse_y = (x0 + 8, y1 + 14) if lower else (x1 - 8, y0 - 8)
+    parts.append(f'<text class="zone-label" x="{worse_x}" y="{worse_y}" text-anchor="{"start" if lower else "end"}">'
+                 f'worse than the baseline</text>')
+    for tick in ticks:
+        y = _fmt(frame.sy(tick))
+        parts.append(f'<line class="grid" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/>'
+                     f'<text class="tick" x="{x0 - 4}" y="{_fmt(frame.sy(tick) + 4)}" text-anchor="end">'
+                     f'{tick_label(metric, tick, step)}</text>'
+                     f'<text class="tick" x="{_fmt(frame.sx(tick))}" y="{y0 + 16}" text-anchor="middle">'
+                     f'{tick_label(metric, tick, step)}</text>')
+    parts.append(f'<line class="diagonal" x1="{x0}" y1="{y0}" x2="{x1}" y2="{y1}"/>')
+    return parts
+
+
+def _density_cells(frame: _Frame, olds: Sequence[float], news: Sequence[float], metric: str, grid: int) -> list[str]:
+    """Every document counted in a ``grid`` x ``grid`` of shaded cells (log scale), each with its count on hover."""
+    low, span = frame.low, frame.high - frame.low
+    scale, last = grid / span, grid - 1
+    cells = Counter((min(last, int((old - low) * scale)), min(last, int((new - low) * scale)))
+                    for old, new in zip(olds, news))
+    biggest = max(cells.values())
+    size = (frame.x1 - frame.x0) / grid
+    parts = []
+    for (cx, cy), count in sorted(cells.items()):
+        shade = 0.12 + 0.78 * math.log1p(count) / math.log1p(biggest)
+        lo_old, hi_old = low + cx * span / grid, low + (cx + 1) * span / grid
+        lo_new, hi_new = low + cy * span / grid, low + (cy + 1) * span / grid
+        parts.append(
+            f'<rect class="cell" x="{_fmt(frame.x0 + cx * size)}" y="{_fmt(frame.y0 - (cy + 1) * size)}" '
+            f'width="{_fmt(size)}" height="{_fmt(size)}" fill-opacity="{shade:.2f}"><title>{count:,} document'
+            f'{"s" if count != 1 else ""}: baseline {escape(format_value(metric, lo_old))} to '
+            f'{escape(format_value(metric, hi_old))}, now {escape(format_value(metric, lo_new))} to '
+            f'{escape(format_value(metric, hi_new))}</title></rect>')
+    return parts
+
+
+def _scatter_notes(drawn: Sequence[PairedPoint], n: int, regressions: int) -> list[str]:
+    """What the chart draws: every document, or how many of them as points (which ones) over the counted cells."""
+    if len(drawn) >= n:
+        return [f"all {n:,} documents drawn; {regressions} regression{'s' if regressions != 1 else ''} in red"]
+    shown_regressions = sum(p.status == "regression" for p in drawn)
+    which = (f"all {regressions} regressions, then the most moved" if shown_regressions == regressions
+             else f"the {shown_regressions} most moved of {regressions} regressions")
+    return [f"{len(drawn):,} of {n:,} documents drawn as points:", f"{which};",
+            f"the shaded cells count all {n:,} (hover for counts)"]
 
 
 @dataclass(frozen=True)

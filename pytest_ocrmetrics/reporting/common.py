@@ -172,35 +172,18 @@ def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
     documents = list(run.get("documents") or ())
     outcomes = [str(d.get("outcome")) for d in documents]
     failed_docs, errored_docs = outcomes.count("failed"), outcomes.count("error")
-    bits = []
-    if failed_docs or errored_docs:
-        counts = [f"{n} {what}" for n, what in ((failed_docs, "failed"), (errored_docs, "errored")) if n]
-        bits.append(f"{' and '.join(counts)} of {len(documents)} documents" if len(counts) > 1
-                    else f"{counts[0].split()[0]} of {len(documents)} documents {counts[0].split()[1]}")
     broken = len(collection_errors(run))
+    failed_gates = sum(not r.passed for r in results)
+    bits = _document_bits(failed_docs, errored_docs, len(documents))
     if broken:
         bits.append(f"{broken} dataset{'s' if broken != 1 else ''} could not be loaded")
-    failed_gates = sum(not r.passed for r in results)
     if results:
         bits.append(f"{failed_gates} of {len(results)} gates failed" if failed_gates
                     else f"{len(results)} gate{'s' if len(results) != 1 else ''} passed")
     if comparison is not None:
-        n_agg, n_doc = len(comparison.aggregate_regressions), len(comparison.regressed_documents)
-        if getattr(comparison, "matched_nothing", False):
-            bits.append("the baseline matched no document of this run: nothing was compared")
-        else:
-            bits.append(f"{n_agg} aggregate regression{'s' if n_agg != 1 else ''} against the baseline" if n_agg
-                        else "no aggregate regression against the baseline")
-            if n_doc:
-                bits.append(f"{n_doc} document{'s' if n_doc != 1 else ''} worse beyond tolerance"
-                            + ("" if comparison.document_policy == "fail" else " (listed, not failed)"))
-    from pytest_ocrmetrics.gating.verdict import documents_ask_for_checks, unevaluated_rows
-
-    empty = [f"{row['engine']} / {row['dataset']}" for row in unevaluated_rows(run)]
-    if empty:  # every document skipped or filtered (an engine missing here): its checks compared nothing
-        bits.append(f"no document was evaluated for {', '.join(empty)}")
-    nothing_checked = bool(empty) and (bool(results) or documents_ask_for_checks(documents) or bool(
-        comparison is not None and any(a.tolerance is not None for a in comparison.aggregates)))
+        bits += _comparison_bits(comparison)
+    empty_bits, nothing_checked = _unevaluated_bits(run, documents, results, comparison)
+    bits += empty_bits
     if not bits:
         bits.append(f"{len(documents)} document{'s' if len(documents) != 1 else ''}, none failed")
     failed = bool(failed_docs or errored_docs or broken or failed_gates or nothing_checked
@@ -208,6 +191,44 @@ def run_verdict(run: Mapping[str, Any], results: Sequence[GateResult] = (),
     if run.get("interrupted"):
         return RunVerdict("interrupted", "INTERRUPTED (the results so far): " + ", ".join(bits))
     return RunVerdict("failed" if failed else "passed", ("FAILED: " if failed else "passed: ") + ", ".join(bits))
+
+
+def _document_bits(failed: int, errored: int, total: int) -> list[str]:
+    """``2 of 5 documents failed`` / ``1 failed and 1 errored of 5 documents``; nothing when none did."""
+    if not (failed or errored):
+        return []
+    counts = [f"{n} {what}" for n, what in ((failed, "failed"), (errored, "errored")) if n]
+    return [f"{' and '.join(counts)} of {total} documents" if len(counts) > 1
+            else f"{counts[0].split()[0]} of {total} documents {counts[0].split()[1]}"]
+
+
+def _comparison_bits(comparison: Comparison) -> list[str]:
+    """What the baseline comparison says in the verdict: aggregate regressions, documents worse beyond tolerance,
+    or that the baseline matched nothing."""
+    if getattr(comparison, "matched_nothing", False):
+        return ["the baseline matched no document of this run: nothing was compared"]
+    n_agg, n_doc = len(comparison.aggregate_regressions), len(comparison.regressed_documents)
+    bits = [f"{n_agg} aggregate regression{'s' if n_agg != 1 else ''} against the baseline" if n_agg
+            else "no aggregate regression against the baseline"]
+    if n_doc:
+        bits.append(f"{n_doc} document{'s' if n_doc != 1 else ''} worse beyond tolerance"
+                    + ("" if comparison.document_policy == "fail" else " (listed, not failed)"))
+    return bits
+
+
+def _unevaluated_bits(run: Mapping[str, Any], documents: Sequence[Mapping[str, Any]], results: Sequence[GateResult],
+                      comparison: Comparison | None) -> tuple[list[str], bool]:
+    """The engine x dataset pairs that evaluated no document, as a verdict bit, and whether that fails the run (it
+    does when the run asked for checks: a gate, a tolerance, or a check on some document)."""
+    from pytest_ocrmetrics.gating.verdict import documents_ask_for_checks, unevaluated_rows
+
+    empty = [f"{row['engine']} / {row['dataset']}" for row in unevaluated_rows(run)]
+    if not empty:
+        return [], False
+    # every document skipped or filtered (an engine missing here): its checks compared nothing
+    nothing_checked = bool(results) or documents_ask_for_checks(documents) or bool(
+        comparison is not None and any(a.tolerance is not None for a in comparison.aggregates))
+    return [f"no document was evaluated for {', '.join(empty)}"], bool(nothing_checked)
 
 
 def collection_errors(run: Mapping[str, Any]) -> list[Mapping[str, Any]]:

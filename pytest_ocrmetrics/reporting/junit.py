@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
+    from pytest_ocrmetrics.gating import Comparison
     from pytest_ocrmetrics.gating.verdict import Verdict
 
 __all__ = ["suite_properties"]
@@ -24,6 +25,19 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
     the first 100), ``.fact_regressions``/``.fact_fixes`` when facts flipped, and, when there is one, ``.error`` (it
     matched no document) or ``.warning`` (other normalization settings, compared anyway); ``ocr.unevaluated.error``
     (or ``.warning`` when no check was asked for) lists the engine × dataset pairs that evaluated no document."""
+    props = _summary_properties(run) + _facts_properties(run)
+    for gate in verdict.gates:
+        props.append((f"ocr.gate.{gate.gate.expression}", "passed" if gate.passed else "failed"))
+    if verdict.comparison is not None:
+        props += _baseline_properties(verdict.comparison)
+    if verdict.unevaluated:  # pairs that scored nothing: the exit status's reason, where a dashboard reads it
+        props.append((f"ocr.unevaluated.{'error' if verdict.checks_requested else 'warning'}",
+                      "; ".join(verdict.unevaluated)))
+    return props
+
+
+def _summary_properties(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Per engine x dataset: document counts and each metric's micro and mean value."""
     props: list[tuple[str, str]] = []
     for row in run["summary"]:
         prefix = f"ocr.{row['engine']}.{row['dataset']}"
@@ -35,7 +49,13 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
                 props.append((f"{prefix}.{name}", repr(round(stats["micro"], 6))))
             if stats.get("mean") is not None:
                 props.append((f"{prefix}.{name}.mean", repr(round(stats["mean"], 6))))
-    for row in run.get("facts_summary") or ():  # page-level facts: the olmOCR-bench score and its counts
+    return props
+
+
+def _facts_properties(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Page-level facts per engine x dataset: the olmOCR-bench score, its interval and its counts."""
+    props: list[tuple[str, str]] = []
+    for row in run.get("facts_summary") or ():
         prefix = f"ocr.{row['engine']}.{row['dataset']}.facts"
         if row.get("headline") is not None:  # none when no fact of the row could be checked
             props.append((f"{prefix}.score", repr(round(row["headline"], 6))))
@@ -44,29 +64,28 @@ def suite_properties(run: Mapping[str, Any], verdict: Verdict) -> list[tuple[str
                       (f"{prefix}.score.high", repr(round(row["interval"][1], 6)))]
         props += [(f"{prefix}.{key}", str(row.get(key, 0))) for key in ("passed", "total", "flaky", "unchecked")]
         props.append((f"{prefix}.checked", str(row.get("checked", row.get("total", 0)))))  # the score's facts
-    for gate in verdict.gates:
-        props.append((f"ocr.gate.{gate.gate.expression}", "passed" if gate.passed else "failed"))
-    if verdict.comparison is not None:
-        comparison = verdict.comparison
-        props.append(("ocr.baseline.regressed", "true" if comparison.exit_failed else "false"))
-        props += [("ocr.baseline.compared", str(comparison.compared)),
-                  ("ocr.baseline.new", str(len(comparison.new_documents))),
-                  ("ocr.baseline.missing", str(len(comparison.missing_documents)))]
-        if comparison.document_policy != "off":  # documents worse beyond tolerance: failed or only listed
-            documents = comparison.regressed_documents
-            props += [("ocr.baseline.document_regressions", str(len(documents))),
-                      ("ocr.baseline.document_regressions.policy", comparison.document_policy)]
-            if documents:
-                names = [f"{dataset}/{doc_id} ({engine})" for dataset, engine, doc_id in documents[:100]]
-                more = f" and {len(documents) - 100} more" if len(documents) > 100 else ""
-                props.append(("ocr.baseline.document_regressions.documents", "; ".join(names) + more))
-        if comparison.fact_regressions or comparison.fact_fixes:
-            props += [("ocr.baseline.fact_regressions", str(len(comparison.fact_regressions))),
-                      ("ocr.baseline.fact_fixes", str(len(comparison.fact_fixes)))]
-        error = comparison.error or "; ".join(comparison.unmatched_tolerances)
-        props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", error),
-                                                                    ("warning", comparison.warning)) if text]
-    if verdict.unevaluated:  # pairs that scored nothing: the exit status's reason, where a dashboard reads it
-        props.append((f"ocr.unevaluated.{'error' if verdict.checks_requested else 'warning'}",
-                      "; ".join(verdict.unevaluated)))
+    return props
+
+
+def _baseline_properties(comparison: Comparison) -> list[tuple[str, str]]:
+    """``ocr.baseline.*``: whether the comparison fails the run, what it compared, the documents and facts that
+    moved, and its error or warning."""
+    props = [("ocr.baseline.regressed", "true" if comparison.exit_failed else "false"),
+             ("ocr.baseline.compared", str(comparison.compared)),
+             ("ocr.baseline.new", str(len(comparison.new_documents))),
+             ("ocr.baseline.missing", str(len(comparison.missing_documents)))]
+    if comparison.document_policy != "off":  # documents worse beyond tolerance: failed or only listed
+        documents = comparison.regressed_documents
+        props += [("ocr.baseline.document_regressions", str(len(documents))),
+                  ("ocr.baseline.document_regressions.policy", comparison.document_policy)]
+        if documents:
+            names = [f"{dataset}/{doc_id} ({engine})" for dataset, engine, doc_id in documents[:100]]
+            more = f" and {len(documents) - 100} more" if len(documents) > 100 else ""
+            props.append(("ocr.baseline.document_regressions.documents", "; ".join(names) + more))
+    if comparison.fact_regressions or comparison.fact_fixes:
+        props += [("ocr.baseline.fact_regressions", str(len(comparison.fact_regressions))),
+                  ("ocr.baseline.fact_fixes", str(len(comparison.fact_fixes)))]
+    error = comparison.error or "; ".join(comparison.unmatched_tolerances)
+    props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", error),
+                                                                ("warning", comparison.warning)) if text]
     return props

@@ -97,7 +97,6 @@ def render_markdown(
     status, _, details = verdict.text.partition(": ")
     lines = [f"## {icon} {md_escape(title)}: {verdict.status}", "", f"**{md_escape(status)}**: {md_escape(details)}"]
     documents = list(run.get("documents", ()) or ())
-    summary = list(run.get("summary", ()) or ())
     norm = run.get("normalization") or {}
     facts = [f"{len(documents)} documents", f"{len({d['engine'] for d in documents})} engines",
              f"{len({d['dataset'] for d in documents})} datasets"]
@@ -105,48 +104,64 @@ def render_markdown(
         facts.append(f"normalization {md_escape(norm.get('name'))} ({md_escape(norm.get('unit'))}, "
                      f"{md_escape(norm.get('tokenizer'))} words)")
     lines += ["", " · ".join(facts), ""]
+    lines += _summary_lines(run, metrics, comparison)
+    lines += _tag_lines(run, metrics)
+    lines += _facts_lines(run)
+    lines += _gate_lines(results)
+    if comparison is not None:
+        lines += ["", *_comparison_lines(comparison)]
+    lines += _loading_lines(run)
+    if documents and worst > 0:
+        lines += _worst_lines(documents, metrics, primary_metric(run), worst)
+    return "\n".join(lines) + "\n"
 
-    # engine x dataset table
+
+def _summary_lines(run: Mapping[str, Any], metrics: Sequence[str], comparison: Comparison | None) -> list[str]:
+    """The engine x dataset table (micro values, the change against the baseline in brackets) and its note."""
     aggregates = {(a.engine, a.dataset, a.metric): a for a in comparison.aggregates} if comparison else {}
     header = ["Engine", "Dataset", "Docs", "Evaluated", "Passed", "Failed"] + [_title(m) for m in metrics]
     rows = []
-    for row in summary:
+    for row in run.get("summary", ()) or ():
         engine, dataset = str(row.get("engine")), str(row.get("dataset"))
         evaluated = row.get("evaluated", int(row.get("passed") or 0) + int(row.get("failed") or 0))
         cells = [md_escape(engine), md_escape(dataset), str(row.get("documents", "")), str(evaluated),
                  str(row.get("passed", "")),
                  str(row.get("failed", "") if not row.get("errors") else f"{row.get('failed', 0)} (+{row['errors']} errors)")]
-        for metric in metrics:
-            stats = (row.get("metrics") or {}).get(metric)
-            value = format_value(metric, stats.get("micro")) if stats else "-"
-            agg = aggregates.get((engine, dataset, metric))
-            if agg is not None and stats:
-                value += f" ({format_delta(metric, agg.delta)})"
-                if agg.verdict == "regression":
-                    value = f"**{value}**"
-            cells.append(value)
+        cells += [_summary_value(metric, (row.get("metrics") or {}).get(metric), aggregates.get((engine, dataset, metric)))
+                  for metric in metrics]
         rows.append(cells)
-    if rows:
-        lines += _table(header, rows, ["l", "l", "r", "r", "r", "r"] + ["r"] * len(metrics))
-        note = "Micro (corpus) values"
-        if comparison is not None:
-            note += "; in brackets the change against the baseline over the documents in both runs (bold: regression)"
-        lines += ["", f"<sub>{note}.</sub>"]
-    else:
-        lines.append("No engine x dataset was scored in this run.")
-
-    lines += _tag_lines(run, metrics)
-    lines += _facts_lines(run)
-    if results:
-        lines += ["", "### Gates", ""]
-        icon = {"passed": "✅", "failed": "❌", "unmatched": "⚠️"}
-        gate_rows = [[icon[r.status], _code(r.gate.expression),
-                      md_escape(f"{r.engine} / {r.dataset}") if r.matched else "matched nothing",
-                      format_value(r.gate.metric, r.actual)] for r in results]
-        lines += _table(["", "Gate", "Engine / dataset", "Value"], gate_rows, ["l", "l", "l", "r"])
+    if not rows:
+        return ["No engine x dataset was scored in this run."]
+    note = "Micro (corpus) values"
     if comparison is not None:
-        lines += ["", *_comparison_lines(comparison)]
+        note += "; in brackets the change against the baseline over the documents in both runs (bold: regression)"
+    return [*_table(header, rows, ["l", "l", "r", "r", "r", "r"] + ["r"] * len(metrics)), "", f"<sub>{note}.</sub>"]
 
+
+def _summary_value(metric: str, stats: Mapping[str, Any] | None, agg: Any) -> str:
+    """A summary cell: the micro value, with the delta against the baseline (bold when it is a regression)."""
+    value = format_value(metric, stats.get("micro")) if stats else "-"
+    if agg is not None and stats:
+        value += f" ({format_delta(metric, agg.delta)})"
+        if agg.verdict == "regression":
+            value = f"**{value}**"
+    return value
+
+
+def _gate_lines(results: Sequence[Any]) -> list[str]:
+    """The gates' table; nothing without gates."""
+    if not results:
+        return []
+    icon = {"passed": "✅", "failed": "❌", "unmatched": "⚠️"}
+    gate_rows = [[icon[r.status], _code(r.gate.expression),
+                  md_escape(f"{r.engine} / {r.dataset}") if r.matched else "matched nothing",
+                  format_value(r.gate.metric, r.actual)] for r in results]
+    return ["", "### Gates", "", *_table(["", "Gate", "Engine / dataset", "Value"], gate_rows, ["l", "l", "l", "r"])]
+
+
+def _loading_lines(run: Mapping[str, Any]) -> list[str]:
+    """The datasets that could not be loaded and the ground-truth entries skipped while loading (folded)."""
+    lines: list[str] = []
     errors = collection_errors(run)
     if errors:
         lines += ["", f"### Datasets that could not be loaded ({len(errors)})", ""]
@@ -161,18 +176,20 @@ def render_markdown(
         if len(entries) > MAX_LISTED:
             lines.append(f"- … and {len(entries) - MAX_LISTED} more (see the JSON run file)")
         lines += ["", "</details>"]
+    return lines
 
-    primary = primary_metric(run)
-    if documents and worst > 0:
-        shown = worst_first(documents, primary)[:worst]
-        doc_metrics = metrics[:3]
-        lines += ["", f"### Worst documents ({len(shown)} of {len(documents)})", ""]
-        doc_rows = [[str(i), md_escape(d["id"]), md_escape(f"{d['engine']} / {d['dataset']}"), md_escape(d.get("outcome")),
-                     *[format_value(m, (d.get("metrics") or {}).get(m)) for m in doc_metrics]]
-                    for i, d in enumerate(shown, start=1)]
-        lines += _table(["#", "Document", "Engine / dataset", "Outcome", *[_title(m) for m in doc_metrics]], doc_rows,
-                        ["r", "l", "l", "l"] + ["r"] * len(doc_metrics))
-    return "\n".join(lines) + "\n"
+
+def _worst_lines(documents: Sequence[Mapping[str, Any]], metrics: Sequence[str], primary: str | None,
+                 worst: int) -> list[str]:
+    """The ``worst`` worst documents with their first three metrics."""
+    shown = worst_first(documents, primary)[:worst]
+    doc_metrics = metrics[:3]
+    doc_rows = [[str(i), md_escape(d["id"]), md_escape(f"{d['engine']} / {d['dataset']}"), md_escape(d.get("outcome")),
+                 *[format_value(m, (d.get("metrics") or {}).get(m)) for m in doc_metrics]]
+                for i, d in enumerate(shown, start=1)]
+    return ["", f"### Worst documents ({len(shown)} of {len(documents)})", "",
+            *_table(["#", "Document", "Engine / dataset", "Outcome", *[_title(m) for m in doc_metrics]], doc_rows,
+                    ["r", "l", "l", "l"] + ["r"] * len(doc_metrics))]
 
 
 def _tag_lines(run: Mapping[str, Any], metrics: Sequence[str]) -> list[str]:
@@ -230,7 +247,20 @@ def _facts_lines(run: Mapping[str, Any]) -> list[str]:
 
 
 def _comparison_lines(comparison: Comparison) -> list[str]:
+    """The baseline comparison: its settings, the aggregates with a tolerance, the documents and facts that got
+    worse, the documents new to or missing from the run, and the improvements (folded)."""
     lines = ["### Against the baseline", ""]
+    for part in (_tolerance_lines, _aggregate_lines, _regression_lines, _fact_regression_lines, _reference_lines,
+                 _improvement_lines):
+        lines += part(comparison)
+    while lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _tolerance_lines(comparison: Comparison) -> list[str]:
+    """The tolerances and bootstrap settings, or that none was given (nothing fails)."""
+    lines: list[str] = []
     tolerances = ", ".join(str(t) for t in comparison.tolerances.values())
     if tolerances:
         sig = (f"; regressions count only when significant at {comparison.significance:g}"
@@ -240,6 +270,12 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
     else:
         lines.append("No tolerance given (`--max-regression METRIC:AMOUNT`): differences are shown, nothing fails.")
     lines.append("")
+    return lines
+
+
+def _aggregate_lines(comparison: Comparison) -> list[str]:
+    """The aggregates with a tolerance, worst verdict first, with the delta's interval."""
+    lines: list[str] = []
     icon = {"regression": "❌", "not-significant": "〰️", "improvement": "⬆️", "unchanged": "✅", "ungated": ""}
     gated = sorted((a for a in comparison.aggregates if a.tolerance is not None), key=lambda a: VERDICT_ORDER[a.verdict])
     if gated:
@@ -254,6 +290,12 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
         lines += _table(["Verdict", "Metric", "Engine / dataset", "Baseline", "Now", "Delta", level, "n"], rows,
                         ["l", "l", "l", "r", "r", "r", "r", "r"])
         lines.append("")
+    return lines
+
+
+def _regression_lines(comparison: Comparison) -> list[str]:
+    """The document metrics worse than the baseline beyond tolerance (the first ones)."""
+    lines: list[str] = []
     if comparison.regressions:
         docs = comparison.regressed_documents
         effect = (" (`--ocr-document-regressions=fail`: their tests failed)" if comparison.document_policy == "fail"
@@ -267,6 +309,12 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
         if len(comparison.regressions) > MAX_LISTED:
             lines.append(f"- … and {len(comparison.regressions) - MAX_LISTED} more (see the HTML report)")
         lines.append("")
+    return lines
+
+
+def _fact_regression_lines(comparison: Comparison) -> list[str]:
+    """The facts that passed in the baseline and fail now (the first ones)."""
+    lines: list[str] = []
     if comparison.fact_regressions:
         effect = ("" if comparison.facts_gated and comparison.document_policy == "fail"
                   else " (listed, not failed)" if comparison.facts_gated
@@ -279,6 +327,12 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
         if len(comparison.fact_regressions) > MAX_LISTED:
             lines.append(f"- … and {len(comparison.fact_regressions) - MAX_LISTED} more (see the JSON run file)")
         lines.append("")
+    return lines
+
+
+def _reference_lines(comparison: Comparison) -> list[str]:
+    """The documents new to the run and those of the baseline missing from it (folded)."""
+    lines: list[str] = []
     for title, refs in (("new document(s), not in the baseline", comparison.new_documents),
                         ("document(s) of the baseline missing from this run", comparison.missing_documents)):
         if refs:
@@ -289,6 +343,12 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
             if len(refs) > MAX_LISTED:
                 lines.append(f"- … and {len(refs) - MAX_LISTED} more")
             lines += ["", "</details>", ""]
+    return lines
+
+
+def _improvement_lines(comparison: Comparison) -> list[str]:
+    """The aggregates and documents improved beyond tolerance (folded)."""
+    lines: list[str] = []
     improvements: list[AggregateDelta | Improvement] = [*comparison.aggregate_improvements, *comparison.improvements]
     if improvements:
         lines.append(f"<details><summary>{len(improvements)} improvement(s) beyond tolerance: "
@@ -303,8 +363,6 @@ def _comparison_lines(comparison: Comparison) -> list[str]:
         if len(improvements) > MAX_LISTED:
             lines.append(f"- … and {len(improvements) - MAX_LISTED} more")
         lines += ["", "</details>", ""]
-    while lines and lines[-1] == "":
-        lines.pop()
     return lines
 
 

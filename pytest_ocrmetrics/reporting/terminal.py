@@ -180,29 +180,13 @@ def paired_engine_lines(run: Mapping[str, Any], metrics: Sequence[str]) -> list[
     interval (the run's ``--ocr-seed`` and ``--ocr-bootstrap``). It is ``ocrmetrics compare RUN.json RUN.json
     --engine FIRST=OTHER``, so the numbers are the same; a run with one engine per dataset imports nothing for it.
     """
-    engines: dict[str, list[str]] = {}
-    for row in run["summary"]:
-        engines.setdefault(row["dataset"], [])
-        if row["engine"] not in engines[row["dataset"]]:
-            engines[row["dataset"]].append(row["engine"])
-    engines = {dataset: names for dataset, names in engines.items() if len(names) > 1}
-    if engines:
-        order = engine_order(run)
-        engines = {dataset: sorted(names, key=lambda name: order.index(name) if name in order else len(order))
-                   for dataset, names in engines.items()}
+    engines = _paired_datasets(run)
     metrics = list(dict.fromkeys(name for name in metrics if name in METRICS))
     if not engines or not metrics:
         return []
-    from pytest_ocrmetrics.gating import SCORED_OUTCOMES, compare_runs
+    from pytest_ocrmetrics.gating import compare_runs
 
-    documents: dict[str, list[dict[str, Any]]] = {dataset: [] for dataset in engines}
-    for doc in run["documents"]:  # read once; only what the comparison reads of the shown metrics is kept
-        if doc["dataset"] in documents and doc.get("outcome") in SCORED_OUTCOMES:
-            values, counts = doc.get("metrics") or {}, doc.get("counts") or {}
-            documents[doc["dataset"]].append({
-                "id": doc["id"], "dataset": doc["dataset"], "engine": doc["engine"], "outcome": doc["outcome"],
-                "metrics": {name: values[name] for name in metrics if name in values},
-                "counts": {name: counts[name] for name in metrics if name in counts}})
+    documents = _paired_documents(run, engines, metrics)
     bootstrap = run.get("bootstrap") or {}
     seed, resamples = int(bootstrap.get("seed", 0)), int(bootstrap.get("resamples", 1000))
     rows = []
@@ -222,6 +206,37 @@ def paired_engine_lines(run: Mapping[str, Any], metrics: Sequence[str]) -> list[
             *render_table(["dataset", "engines", "paired", *(f"{_TITLES.get(name, METRICS[name].title)} delta"
                                                               for name in metrics)],
                           rows, right_from=2)]
+
+
+def _paired_datasets(run: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Each dataset of the summary scored by two or more engines -> its engines, in the run's engine order."""
+    engines: dict[str, list[str]] = {}
+    for row in run["summary"]:
+        engines.setdefault(row["dataset"], [])
+        if row["engine"] not in engines[row["dataset"]]:
+            engines[row["dataset"]].append(row["engine"])
+    engines = {dataset: names for dataset, names in engines.items() if len(names) > 1}
+    if engines:
+        order = engine_order(run)
+        engines = {dataset: sorted(names, key=lambda name: order.index(name) if name in order else len(order))
+                   for dataset, names in engines.items()}
+    return engines
+
+
+def _paired_documents(run: Mapping[str, Any], engines: Mapping[str, Any],
+                      metrics: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """The scored documents of each paired dataset, read once; only what the comparison reads of ``metrics`` kept."""
+    from pytest_ocrmetrics.gating import SCORED_OUTCOMES
+
+    documents: dict[str, list[dict[str, Any]]] = {dataset: [] for dataset in engines}
+    for doc in run["documents"]:
+        if doc["dataset"] in documents and doc.get("outcome") in SCORED_OUTCOMES:
+            values, counts = doc.get("metrics") or {}, doc.get("counts") or {}
+            documents[doc["dataset"]].append({
+                "id": doc["id"], "dataset": doc["dataset"], "engine": doc["engine"], "outcome": doc["outcome"],
+                "metrics": {name: values[name] for name in metrics if name in values},
+                "counts": {name: counts[name] for name in metrics if name in counts}})
+    return documents
 
 
 def _paired_delta(delta: Any) -> str:

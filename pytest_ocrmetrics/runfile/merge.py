@@ -59,6 +59,38 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     first_name, first = runs[0]
     normalization = dict(first["normalization"])
     bootstrap = _bootstrap(first)
+    _check_same_settings(runs, normalization, bootstrap)
+    engines = _merged_engines(runs)
+    _check_engine_lists(runs)
+    for name, run in runs:
+        _check_counts(name, run)
+    documents, skipped, errors = _merged_documents(runs)
+
+    results = RunResults(normalization=normalization, seed=bootstrap["seed"], skipped_entries=skipped)
+    merged: dict[str, Any] = {
+        "schema": first["schema"],
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "environment": {**first["environment"], "engines": dict(sorted(engines.items()))},
+        "normalization": normalization,
+        "documents": documents,
+        "summary": results.summary(documents, resamples=bootstrap["resamples"]),
+        "skipped_entries": [skipped[key] for key in sorted(skipped)],
+        "collection_errors": [errors[key] for key in sorted(errors)],
+        "interrupted": any(bool(run.get("interrupted")) for _, run in runs),
+        "bootstrap": dict(bootstrap),
+    }
+    by_tag = results.summary_by_tag(documents, resamples=bootstrap["resamples"])
+    if by_tag:  # as the plugin's run file: absent when no document has tags
+        merged["summary_by_tag"] = by_tag
+    add_facts(merged, documents, seed=bootstrap["seed"], resamples=bootstrap["resamples"])
+    _add_shard_totals(merged, runs)
+    return merged
+
+
+def _check_same_settings(runs: Sequence[tuple[str, Mapping[str, Any]]], normalization: Mapping[str, Any],
+                         bootstrap: Mapping[str, int]) -> None:
+    """Every shard ran with the first one's normalization and bootstrap settings, else :class:`MergeError`."""
+    first_name = runs[0][0]
     for name, run in runs[1:]:
         if not same_normalization(normalization, run["normalization"]):
             raise MergeError(f"{first_name} and {name} were run with different normalization settings "
@@ -69,11 +101,12 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             raise MergeError(f"{first_name} and {name} were run with different bootstrap settings "
                              f"({_bootstrap_text(bootstrap)} against {_bootstrap_text(_bootstrap(run))}); run every "
                              f"shard with the same --ocr-seed and --ocr-bootstrap")
-    engines = _merged_engines(runs)
-    _check_engine_lists(runs)
-    for name, run in runs:
-        _check_counts(name, run)
 
+
+def _merged_documents(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[
+        list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Every shard's documents in the plugin's order (a document in two shards is a :class:`MergeError`), and the
+    skipped entries and collection errors, each listed once."""
     owner: dict[tuple[str, str, str], str] = {}
     documents: list[dict[str, Any]] = []
     skipped: dict[tuple[str, str], dict[str, Any]] = {}
@@ -93,24 +126,12 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             errors.setdefault(str(error["dataset"]), dict(error))
     # the plugin's order (RunResults.documents): by engine, dataset, document id
     documents.sort(key=lambda doc: (doc["engine"], doc["dataset"], doc["id"]))
+    return documents, skipped, errors
 
-    results = RunResults(normalization=normalization, seed=bootstrap["seed"], skipped_entries=skipped)
-    merged: dict[str, Any] = {
-        "schema": first["schema"],
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "environment": {**first["environment"], "engines": dict(sorted(engines.items()))},
-        "normalization": normalization,
-        "documents": documents,
-        "summary": results.summary(documents, resamples=bootstrap["resamples"]),
-        "skipped_entries": [skipped[key] for key in sorted(skipped)],
-        "collection_errors": [errors[key] for key in sorted(errors)],
-        "interrupted": any(bool(run.get("interrupted")) for _, run in runs),
-        "bootstrap": dict(bootstrap),
-    }
-    by_tag = results.summary_by_tag(documents, resamples=bootstrap["resamples"])
-    if by_tag:  # as the plugin's run file: absent when no document has tags
-        merged["summary_by_tag"] = by_tag
-    add_facts(merged, documents, seed=bootstrap["seed"], resamples=bootstrap["resamples"])
+
+def _add_shard_totals(merged: dict[str, Any], runs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    """The shards' replaced characters and unchecked thresholds summed, and their dataset folders, into ``merged``
+    (each only when there is any, as the plugin writes them)."""
     replaced = sum(int(run.get("replaced_characters") or 0) for _, run in runs)
     if replaced:
         merged["replaced_characters"] = replaced
@@ -126,7 +147,6 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
             datasets.setdefault(str(name), dict(entry))
     if datasets:
         merged["datasets"] = dict(sorted(datasets.items()))
-    return merged
 
 
 def _bootstrap(run: Mapping[str, Any]) -> dict[str, int]:

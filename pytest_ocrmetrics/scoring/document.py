@@ -310,17 +310,22 @@ def task_prediction(task: Mapping[str, Any], output: OcrOutput, *, field_compare
     if kind == "qa" and isinstance(reference, Mapping):
         if structured is not None and "answer" in structured:
             return {"answer": structured["answer"]}, "engine"
-        accepted = reference.get("answer")
-        answers = [accepted] if isinstance(accepted, str) else [str(answer) for answer in accepted or ()]
-        spans = [fields_from_text({"answer": answer}, output.text, ignore_case=True, join_lines=True)["answer"]
-                 for answer in answers]
-        matching = [span for span, answer in zip(spans, answers)
-                    if span is not None and span.strip().lower() == answer.strip().lower()]
-        located = [span for span in spans if span is not None]
-        return {"answer": (matching or located or [""])[0]}, "located in text"
+        return {"answer": _answer_in_text(reference.get("answer"), output.text)}, "located in text"
     if kind == "classification" and structured is not None and "class" in structured:
         return {"class": structured["class"]}, "engine"
     return {}, "none"
+
+
+def _answer_in_text(accepted: Any, text: str) -> str:
+    """The span of ``text`` holding an accepted answer (one, or a list of them): the first that matches an answer
+    exactly (case aside), else the first located, else empty."""
+    answers = [accepted] if isinstance(accepted, str) else [str(answer) for answer in accepted or ()]
+    spans = [fields_from_text({"answer": answer}, text, ignore_case=True, join_lines=True)["answer"]
+             for answer in answers]
+    matching = [span for span, answer in zip(spans, answers)
+                if span is not None and span.strip().lower() == answer.strip().lower()]
+    located = [span for span in spans if span is not None]
+    return (matching or located or [""])[0]
 
 
 def _score_task(task: Mapping[str, Any], output: OcrOutput, options: ScoringOptions) -> tuple[Any, str]:

@@ -162,7 +162,7 @@ def test_a_fact_not_checked_on_either_side_is_no_regression_nor_fix() -> None:
 
 
 def test_a_threshold_failure_lists_failed_facts_not_the_ones_not_checked(without_facts_extra: None) -> None:
-    from pytest_ocrmetrics.assertions import failure_message
+    from pytest_ocrmetrics.scoring.messages import failure_message
     from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
     from pytest_ocrmetrics.scoring.document import score_document

@@ -228,6 +228,19 @@ def parse_fact(data: Any, *, source: str = "", group: str = "", require_location
         raise FactError(f"{label}: unknown fact type {fact_type!r}{hint}; valid types: {', '.join(FACT_TYPES)}.")
     if not isinstance(fact_id, str) or not fact_id:
         raise FactError(f"{label}: 'id' must be a non-empty string.")
+    _check_field_names(data, fact_type, label)
+    pdf, page = _location(data, require_location, label)
+    max_diffs = data.get("max_diffs", 0)
+    if isinstance(max_diffs, bool) or not isinstance(max_diffs, int) or max_diffs < 0:
+        raise FactError(f"{label}: 'max_diffs' must be a whole number >= 0, got {json.dumps(max_diffs)}.")
+    params = _params(data, fact_type, label)
+    _check_type_rules(fact_type, params, max_diffs, label)
+    return Fact(id=fact_id, type=fact_type, params=params, max_diffs=max_diffs, pdf=pdf, page=page, source=source,
+                group=group)
+
+
+def _check_field_names(data: Mapping[str, Any], fact_type: str, label: str) -> None:
+    """Every field is one a fact of ``fact_type`` has (with a did-you-mean), and its required ones are there."""
     known = _BASE_FIELDS + FACT_FIELDS[fact_type]
     for key in data:
         if key not in known:
@@ -237,16 +250,20 @@ def parse_fact(data: Any, *, source: str = "", group: str = "", require_location
     for key in _REQUIRED[fact_type]:
         if data.get(key) is None:
             raise FactError(f"{label}: a {fact_type} fact needs {key!r}.")
+
+
+def _location(data: Mapping[str, Any], require_location: bool, label: str) -> tuple[Any, Any]:
+    """The fact's ``pdf`` and ``page``, each checked when required or given."""
     pdf, page = data.get("pdf"), data.get("page")
-    if require_location or pdf is not None:
-        if not isinstance(pdf, str) or not pdf:
-            raise FactError(f"{label}: 'pdf' must be the PDF's path under pdfs/, got {json.dumps(pdf)}.")
-    if require_location or page is not None:
-        if isinstance(page, bool) or not isinstance(page, int) or page < 1:
-            raise FactError(f"{label}: 'page' must be a page number from 1, got {json.dumps(page)}.")
-    max_diffs = data.get("max_diffs", 0)
-    if isinstance(max_diffs, bool) or not isinstance(max_diffs, int) or max_diffs < 0:
-        raise FactError(f"{label}: 'max_diffs' must be a whole number >= 0, got {json.dumps(max_diffs)}.")
+    if (require_location or pdf is not None) and (not isinstance(pdf, str) or not pdf):
+        raise FactError(f"{label}: 'pdf' must be the PDF's path under pdfs/, got {json.dumps(pdf)}.")
+    if (require_location or page is not None) and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
+        raise FactError(f"{label}: 'page' must be a page number from 1, got {json.dumps(page)}.")
+    return pdf, page
+
+
+def _params(data: Mapping[str, Any], fact_type: str, label: str) -> dict[str, Any]:
+    """The fact type's parameters: its defaults, overridden by the fields given, each of the right kind."""
     params = dict(_DEFAULTS[fact_type])
     for key in FACT_FIELDS[fact_type]:
         if key not in data:
@@ -260,9 +277,7 @@ def parse_fact(data: Any, *, source: str = "", group: str = "", require_location
                                                          or value < 0):
             raise FactError(f"{label}: {key!r} must be a whole number >= 0 or null, got {json.dumps(value)}.")
         params[key] = value
-    _check_type_rules(fact_type, params, max_diffs, label)
-    return Fact(id=fact_id, type=fact_type, params=params, max_diffs=max_diffs, pdf=pdf, page=page, source=source,
-                group=group)
+    return params
 
 
 def _check_type_rules(fact_type: str, params: dict[str, Any], max_diffs: int, label: str) -> None:

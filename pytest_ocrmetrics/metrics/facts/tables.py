@@ -83,53 +83,10 @@ def _build(row_specs: list[list[dict[str, Any]]]) -> TableData | None:
     meta: dict[Cell, tuple[int, int, int, int]] = {}
     occupancy: list[list[Cell | None]] = []
     active: list[tuple[Cell, int] | None] = []
-
     for row_idx, cells in enumerate(row_specs):
-        entries: list[Cell | None] = []
-        col = spec_idx = 0
-        while spec_idx < len(cells) or col < len(active):
-            if col < len(active) and active[col] is not None:
-                cell_id, remaining = active[col]  # type: ignore[misc]
-                entries.append(cell_id)
-                remaining -= 1
-                active[col] = (cell_id, remaining) if remaining > 0 else None
-                col += 1
-                continue
-            if spec_idx >= len(cells):
-                if col < len(active):
-                    entries.append(None)
-                    col += 1
-                    continue
-                break
-            spec = cells[spec_idx]
-            spec_idx += 1
-            rowspan = max(1, spec["rowspan"])
-            colspan = max(1, spec["colspan"])
-            cell_id = (row_idx, col)
-            cell_text[cell_id] = spec["text"] or ""
-            if spec["is_heading"]:
-                heading_cells.add(cell_id)
-            meta[cell_id] = (row_idx, col, rowspan, colspan)
-            if len(active) < col + colspan:
-                active.extend([None] * (col + colspan - len(active)))
-            for offset in range(colspan):
-                entries.append(cell_id)
-                active[col + offset] = (cell_id, rowspan - 1) if rowspan > 1 else None
-            col += colspan
-        occupancy.append(entries)
-
-    while any(entry is not None for entry in active):
-        entries = []
-        for col, entry in enumerate(active):
-            if entry is None:
-                entries.append(None)
-                continue
-            cell_id, remaining = entry
-            entries.append(cell_id)
-            remaining -= 1
-            active[col] = (cell_id, remaining) if remaining > 0 else None
-        occupancy.append(entries)
-
+        occupancy.append(_place_row(row_idx, cells, active, cell_text, heading_cells, meta))
+    while any(entry is not None for entry in active):  # rows that only cells spanning down from above fill
+        occupancy.append([_continue_span(active, col) for col in range(len(active))])
     if not cell_text:
         return None
     columns = {i for row in occupancy for i, value in enumerate(row) if value is not None}
@@ -141,30 +98,7 @@ def _build(row_specs: list[list[dict[str, Any]]]) -> TableData | None:
             row.extend([None] * (width - len(row)))
         else:
             del row[width:]
-    height = len(occupancy)
-
-    up: dict[Cell, set[Cell]] = defaultdict(set)
-    down: dict[Cell, set[Cell]] = defaultdict(set)
-    left: dict[Cell, set[Cell]] = defaultdict(set)
-    right: dict[Cell, set[Cell]] = defaultdict(set)
-
-    def first(cell_id: Cell, positions: Any, into: dict[Cell, set[Cell]]) -> None:
-        for r, c in positions:
-            neighbour = occupancy[r][c]
-            if neighbour is None or neighbour == cell_id:
-                continue
-            into[cell_id].add(neighbour)
-            return
-
-    for cell_id, (r0, c0, rowspan, colspan) in meta.items():
-        r1, c1 = r0 + rowspan - 1, c0 + colspan - 1
-        for r in range(r0, r1 + 1):
-            first(cell_id, ((r, c) for c in range(c1 + 1, width)), right)
-            first(cell_id, ((r, c) for c in range(c0 - 1, -1, -1)), left)
-        for c in range(c0, c1 + 1):
-            first(cell_id, ((r, c) for r in range(r1 + 1, height)), down)
-            first(cell_id, ((r, c) for r in range(r0 - 1, -1, -1)), up)
-
+    up, down, left, right = _neighbours(meta, occupancy, width)
     return TableData(
         cell_text=cell_text,
         heading_cells=heading_cells,
@@ -174,6 +108,84 @@ def _build(row_specs: list[list[dict[str, Any]]]) -> TableData | None:
         left_relations={c: set(left[c]) for c in cell_text},
         right_relations={c: set(right[c]) for c in cell_text},
     )
+
+
+def _continue_span(active: list[tuple[Cell, int] | None], col: int) -> Cell | None:
+    """The cell spanning down into column ``col`` of this row (one row fewer left to span), or None."""
+    entry = active[col]
+    if entry is None:
+        return None
+    cell_id, remaining = entry
+    remaining -= 1
+    active[col] = (cell_id, remaining) if remaining > 0 else None
+    return cell_id
+
+
+def _place_row(row_idx: int, cells: list[dict[str, Any]], active: list[tuple[Cell, int] | None],
+               cell_text: dict[Cell, str], heading_cells: set[Cell],
+               meta: dict[Cell, tuple[int, int, int, int]]) -> list[Cell | None]:
+    """One row's grid entries: columns taken by cells spanning down from above, the row's own cells placed in the
+    free columns (recorded in ``cell_text``, ``heading_cells``, ``meta``; ``active`` tracks their row spans)."""
+    entries: list[Cell | None] = []
+    col = spec_idx = 0
+    while spec_idx < len(cells) or col < len(active):
+        if col < len(active) and active[col] is not None:
+            entries.append(_continue_span(active, col))
+            col += 1
+            continue
+        if spec_idx >= len(cells):
+            entries.append(None)  # col < len(active) here: a gap under no spanning cell
+            col += 1
+            continue
+        spec = cells[spec_idx]
+        spec_idx += 1
+        rowspan = max(1, spec["rowspan"])
+        colspan = max(1, spec["colspan"])
+        cell_id = (row_idx, col)
+        cell_text[cell_id] = spec["text"] or ""
+        if spec["is_heading"]:
+            heading_cells.add(cell_id)
+        meta[cell_id] = (row_idx, col, rowspan, colspan)
+        if len(active) < col + colspan:
+            active.extend([None] * (col + colspan - len(active)))
+        for offset in range(colspan):
+            entries.append(cell_id)
+            active[col + offset] = (cell_id, rowspan - 1) if rowspan > 1 else None
+        col += colspan
+    return entries
+
+
+Relations = dict[Cell, set[Cell]]
+
+
+def _neighbours(meta: dict[Cell, tuple[int, int, int, int]], occupancy: list[list[Cell | None]],
+                width: int) -> tuple[Relations, Relations, Relations, Relations]:
+    """(up, down, left, right): for each cell, the first other cell in that direction from each row / column it
+    spans."""
+    height = len(occupancy)
+    up: Relations = defaultdict(set)
+    down: Relations = defaultdict(set)
+    left: Relations = defaultdict(set)
+    right: Relations = defaultdict(set)
+    for cell_id, (r0, c0, rowspan, colspan) in meta.items():
+        r1, c1 = r0 + rowspan - 1, c0 + colspan - 1
+        for r in range(r0, r1 + 1):
+            _first(occupancy, cell_id, ((r, c) for c in range(c1 + 1, width)), right)
+            _first(occupancy, cell_id, ((r, c) for c in range(c0 - 1, -1, -1)), left)
+        for c in range(c0, c1 + 1):
+            _first(occupancy, cell_id, ((r, c) for r in range(r1 + 1, height)), down)
+            _first(occupancy, cell_id, ((r, c) for r in range(r0 - 1, -1, -1)), up)
+    return up, down, left, right
+
+
+def _first(occupancy: list[list[Cell | None]], cell_id: Cell, positions: Any, into: Relations) -> None:
+    """Link ``cell_id`` to the first other cell at ``positions`` (walked in order), if any."""
+    for r, c in positions:
+        neighbour = occupancy[r][c]
+        if neighbour is None or neighbour == cell_id:
+            continue
+        into[cell_id].add(neighbour)
+        return
 
 
 # -- Markdown --------------------------------------------------------------------------------------------------------
