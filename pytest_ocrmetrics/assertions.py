@@ -191,6 +191,17 @@ def assert_metric(
     (:func:`~pytest_ocrmetrics.thresholds.parse_limit`): a percent typed as a fraction (``5`` for a CER of 5 %)
     raises :class:`~pytest_ocrmetrics.thresholds.LimitError` (a ``ValueError``) instead of passing everything.
 
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        metric: a registry metric name.
+        threshold: the limit (a fraction or ``"5%"``); ``None``: the document's own.
+        reference: the ground truth when ``result`` is a string.
+        document: the document when ``result`` is a string.
+
+    Returns:
+        The metric's value, so a test can use it further.
+
     >>> assert_metric("INV0ICE #12345", "cer", 0.1, reference="INVOICE #12345")
     0.07142857142857142
     """
@@ -215,31 +226,80 @@ def assert_metric(
 
 
 def assert_cer_below(result: Any, max_cer: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the character error rate is at most ``max_cer`` (a fraction, ``0.05``, or a percentage, ``"5%"``)."""
+    """Assert the character error rate is at most ``max_cer`` (a fraction, ``0.05``, or a percentage, ``"5%"``).
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        max_cer: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "cer", max_cer, **kwargs)
 
 
 def assert_wer_below(result: Any, max_wer: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the word error rate is at most ``max_wer``."""
+    """Assert the word error rate is at most ``max_wer``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        max_wer: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "wer", max_wer, **kwargs)
 
 
 def assert_ned_below(result: Any, max_ned: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the normalized edit distance lev/max(len(ref), len(hyp)) is at most ``max_ned``."""
+    """Assert the normalized edit distance lev/max(len(ref), len(hyp)) is at most ``max_ned``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        max_ned: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "ned", max_ned, **kwargs)
 
 
 def assert_field_f1(result: Any, min_f1: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the key-field F1 is at least ``min_f1``."""
+    """Assert the key-field F1 is at least ``min_f1``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        min_f1: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "field_f1", min_f1, **kwargs)
 
 
 def assert_exact_match(result: Any, **kwargs: Any) -> float:
-    """Assert the (normalized) output equals the reference exactly."""
+    """Assert the (normalized) output equals the reference exactly.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "exact_match", 1.0, **kwargs)
 
@@ -248,6 +308,15 @@ def assert_json_valid(result: Any, schema: Mapping[str, Any] | None = None, **kw
     """Assert the output parses as JSON (also inside a ```json fence) and, when a schema is given or the document
     has one, satisfies it; the message lists every validation error. With ``schema=`` a plain string needs no
     ``reference=`` (the schema is all the check compares with).
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        schema: a JSON Schema (default: the document's).
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
 
     >>> assert_json_valid('{"total": "9.00"}', schema={"required": ["total"]})
     1.0
@@ -283,7 +352,15 @@ def _make_helper(metric: str, suffix: str) -> Callable[..., float]:
 
     spec = METRICS[metric]
     helper.__name__ = helper.__qualname__ = f"assert_{metric}_{suffix}"
-    helper.__doc__ = f"Assert {spec.description} is {'at most' if suffix == 'below' else 'at least'} ``limit``."
+    helper.__doc__ = (
+        f"Assert {spec.description} is {'at most' if suffix == 'below' else 'at least'} ``limit``.\n\n"
+        "Args:\n"
+        "    result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).\n"
+        "    limit: the limit (a fraction or a percentage such as ``\"5%\"``); ``None``: the document's own.\n"
+        "    **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.\n\n"
+        "Returns:\n"
+        f"    The value of ``{metric}``.\n"
+    )
     return helper
 
 

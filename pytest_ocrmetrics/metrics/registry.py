@@ -121,6 +121,12 @@ METRIC_DEFINITIONS = 3
 def closest_metric(name: str) -> str | None:
     """The registered metric nearest to a typo (a transposition counts as one edit), or ``None`` when none is close.
 
+    Args:
+        name: the mistyped name.
+
+    Returns:
+        The closest registered name, or ``None``.
+
     >>> closest_metric("cre"), closest_metric("feild_f1"), closest_metric("accuracy")
     ('cer', 'field_f1', 'token_accuracy')
     """
@@ -137,6 +143,13 @@ def closest_metric(name: str) -> str | None:
 def unknown_metric_message(name: object, *, kind: str = "metric") -> str:
     """The one sentence every part of the project uses for a metric name that is not in the registry.
 
+    Args:
+        name: the name that was given.
+        kind: what the name was for (``"metric"``, ``"gate metric"``, ...).
+
+    Returns:
+        The sentence, with a did-you-mean when a name is close.
+
     >>> unknown_metric_message("cre")[:49]
     "unknown metric 'cre' (did you mean 'cer'?); valid"
     """
@@ -146,7 +159,14 @@ def unknown_metric_message(name: object, *, kind: str = "metric") -> str:
 
 
 def get_metric(name: str) -> MetricSpec:
-    """Return the spec for ``name``; an unknown name raises ``KeyError`` listing the valid ones."""
+    """Return the spec for ``name``; an unknown name raises ``KeyError`` listing the valid ones.
+
+    Args:
+        name: a metric name.
+
+    Returns:
+        Its :class:`MetricSpec`.
+    """
     try:
         return METRICS[name]
     except KeyError:
@@ -154,11 +174,22 @@ def get_metric(name: str) -> MetricSpec:
 
 
 def metric_names() -> list[str]:
+    """Every registered metric name, for option help and messages.
+
+    Returns:
+        Every registered name, in registry order.
+    """
     return list(METRICS)
 
 
 def in_registry_order(names: Iterable[str]) -> list[str]:
     """``names`` in registry order (the order of columns and messages everywhere); unknown names last, sorted.
+
+    Args:
+        names: metric names.
+
+    Returns:
+        The names, sorted.
 
     >>> in_registry_order(["field_f1", "zzz", "cer"])
     ['cer', 'field_f1', 'zzz']
@@ -168,10 +199,28 @@ def in_registry_order(names: Iterable[str]) -> list[str]:
 
 
 def is_better(name: str, new: float, old: float) -> bool:
-    """True when ``new`` is strictly better than ``old`` for metric ``name``."""
+    """True when ``new`` is strictly better than ``old`` for metric ``name``.
+
+    Args:
+        name: the metric.
+        new: the new value.
+        old: the old value.
+
+    Returns:
+        Whether ``new`` is better.
+    """
     return new < old if METRICS[name].lower_is_better else new > old
 
 
 def regression(name: str, new: float, old: float) -> float:
-    """How much worse ``new`` is than ``old`` (positive = worse), in the metric's own units."""
+    """How much worse ``new`` is than ``old`` (positive = worse), in the metric's own units.
+
+    Args:
+        name: the metric.
+        new: the new value.
+        old: the old value.
+
+    Returns:
+        The amount (negative: better).
+    """
     return new - old if METRICS[name].lower_is_better else old - new

@@ -79,13 +79,15 @@ def test_the_built_reference_names_every_option_metric_command_and_hook(site: Pa
 
 
 def test_the_api_reference_shows_docstring_sections(site: Path) -> None:
+    html = (site / "reference/api/metrics-text/index.html").read_text(encoding="utf-8")
     text = _text(site, "reference/api/metrics-text")
-    assert "score_text" in text and "Returns:" not in text  # sections rendered, not printed raw
-    assert "Parameters" in text or "Name" in text
+    assert "score_text" in text and "empty_reference" in text
+    assert "Args:" not in text  # the Google-style sections are parsed into tables, not printed raw
+    assert html.count('class="doc-section-title"') >= 9
 
 
 def test_the_site_navigates_and_searches_in_a_browser(site_url: str, browser: Any) -> None:
-    page = browser.new_page()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -96,8 +98,8 @@ def test_the_site_navigates_and_searches_in_a_browser(site_url: str, browser: An
     page.locator("nav.md-nav--primary a", has_text="Your first suite").first.click()
     page.wait_for_url("**/tutorial/first-suite/")
     assert page.locator("h1").first.inner_text().rstrip("¶ \n") == "Your first suite"
-    page.locator("label.md-header__button[for=__search]").first.click()
-    page.locator("input.md-search__input").fill("baseline")
+    page.locator("input.md-search__input").click()
+    page.keyboard.type("baseline", delay=20)  # typed: the search listens to key events
     page.wait_for_selector(".md-search-result__item", timeout=15000)
     assert page.locator(".md-search-result__item").count() > 0
     page.goto(site_url + "reference/options/", wait_until="networkidle")
