@@ -54,6 +54,7 @@ def test_every_metric_is_in_the_registry_page(name: str) -> None:
     cells = [c.strip() for c in rows[0].strip("|").split(" | ")]
     assert cells[2] == spec.better and cells[3] == spec.requires and cells[4] == spec.unit
     assert spec.description.split()[0] in rows[0]
+    assert spec.specification and spec.specification.split()[0] in rows[0], "say which definition it follows"
     if spec.aggregation == "micro":
         assert f"Σ `{spec.numerator}` / Σ `{spec.denominator}`" in rows[0]
 
