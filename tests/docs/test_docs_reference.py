@@ -131,3 +131,13 @@ def test_public_functions_have_args_and_returns_sections(module_name: str) -> No
         if (parameters and "Args:" not in doc) or (returns_something and "Returns:" not in doc):
             missing.append(name)
     assert not missing, f"{module_name}: no Args:/Returns: section in {', '.join(missing)}"
+
+
+def test_doctest_examples_become_code_blocks_on_the_site() -> None:
+    spec = importlib.util.spec_from_file_location("doctest_fences", ROOT / "docs" / "_gen" / "doctest_fences.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = "What it does.\n\n    >>> f(x)[0][1]\n    2\n\nAfter.\n\n```\n>>> left alone\n```"
+    assert module.fence_doctests(text) == (
+        "What it does.\n\n\n    ```pycon\n    >>> f(x)[0][1]\n    2\n    ```\n\n\nAfter.\n\n```\n>>> left alone\n```")
