@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import _markdown  # noqa: E402
 
-PAGE = "# Performance\n\nintro\n\n<!-- bench:a -->\nold a\n<!-- /bench:a -->\n\nmiddle\n\n<!-- bench:b -->\nold b\n<!-- /bench:b -->\n"
+PAGE = ("# Performance\n\nintro\n\n<!-- bench:a -->\nold a\n<!-- /bench:a -->\n\nmiddle\n\n"
+        "<!-- bench:b -->\nold b\n<!-- /bench:b -->\n")
 
 
 def test_replace_section_replaces_only_its_own_section() -> None:

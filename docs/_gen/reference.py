@@ -110,10 +110,9 @@ def metrics_page() -> str:
            "not 7.14 %); only the terminal shows percentages. What the columns mean: "
            "[Metrics: definitions and units](../explanation/metrics.md), "
            "[Aggregation and intervals](../explanation/aggregation.md).\n\n"]
-    out.append(_table(["metric", "title", "better", "requires", "unit", "corpus value (micro)", "definition",
-                       "follows"],
-                      [(f"`{r['name']}`", r["title"], r["better"], r["requires"], r["unit"], r["corpus"],
-                        r["definition"], r["specification"]) for r in rows]))
+    out.append(_table(["metric", "better", "requires", "unit", "corpus value (micro)", "definition (follows)"],
+                      [(f"`{r['name']}` ({r['title']})", r["better"], r["requires"], r["unit"], r["corpus"],
+                        f"{r['definition']} (*{r['specification']}*)") for r in rows]))
     return "".join(out)
 
 

@@ -95,7 +95,8 @@ def test_the_tutorial_runs_commands() -> None:
 
 def test_the_runner_reads_directives(tmp_path: Path) -> None:
     page = tmp_path / "p.md"
-    page.write_text("<!-- docs-test: requires tesseract -->\n\n<!-- docs-test: skip needs a GPU -->\n```bash\nnvidia-smi\n"
+    page.write_text("<!-- docs-test: requires tesseract -->\n\n<!-- docs-test: skip needs a GPU -->\n"
+                    "```bash\nnvidia-smi\n"
                     "```\n\n<!-- docs-test: file data/x.json -->\n```json\n{}\n```\n\n- item\n\n  ```python\n  x = 1\n"
                     "  ```\n\n<!-- docs-test: exit 1 -->\n```sh\nfalse\n```\n\n```text\nshown only\n```\n",
                     encoding="utf-8")
