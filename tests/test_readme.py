@@ -71,3 +71,4 @@ def test_readme_links_and_picture_exist() -> None:
 def test_readme_has_no_session_diaries() -> None:
     for text in DOCS_AND_README:
         assert not re.search(r"\bsession \d+'s\b|\bSession \d+\b", text)
+
