@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import functools
 import http.server
+import importlib
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -34,7 +36,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("site")
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
                           cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     return folder
 
@@ -60,21 +62,25 @@ def _text(site: Path, page: str) -> str:
     return re.sub(r"<[^>]+>", "", html)
 
 
-def test_the_built_reference_names_every_option_metric_command_and_hook(site: Path) -> None:
-    from pytest_ocrmetrics import hookspecs
-    from pytest_ocrmetrics.cli import build_parser
-    from pytest_ocrmetrics.metrics.registry import METRICS
-    from pytest_ocrmetrics.options import _OPTIONS
+def _generator() -> Any:
+    """docs/_gen/reference.py, whose constants name the modules the reference is generated from."""
+    spec = importlib.util.spec_from_file_location("docs_reference", ROOT / "docs" / "_gen" / "reference.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
+
+def test_the_built_reference_names_every_option_metric_command_and_hook(site: Path) -> None:
+    generator = _generator()
     options = _text(site, "reference/options")
-    assert all(o[0] in options and o[1] in options for o in _OPTIONS)
+    assert all(row["option"] in options and row["ini"] in options for row in generator.option_rows())
     metrics = _text(site, "reference/metrics")
-    assert all(name in metrics for name in METRICS)
+    assert all(row["name"] in metrics for row in generator.metric_rows())
     cli = _text(site, "reference/cli")
-    commands = next(a.choices for a in build_parser()._actions if hasattr(a, "choices") and isinstance(a.choices, dict))
-    assert all(name in cli for name in commands)
+    assert all(name in cli for name in generator.cli_commands())
     hooks = _text(site, "reference/hooks")
-    names = [n for n in vars(hookspecs) if n.startswith("pytest_ocrmetrics_")]
+    names = [n for n in vars(importlib.import_module(generator.HOOKS_MODULE)) if n.startswith("pytest_ocrmetrics_")]
     assert names and all(name in hooks for name in names)
 
 
