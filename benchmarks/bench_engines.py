@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _markdown import docs_requested, write_printed  # --write-docs: the table into docs/performance.md
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -204,6 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip-xdist", action="store_true", help="skip (3), whole pytest runs with and without -n 2")
     parser.add_argument("--xdist-documents", type=int, nargs="+", default=[64, 512],
                         help="document counts of (3) (default 64 512)")
+    writing = docs_requested(argv)
     args = parser.parse_args(argv)
     bench_concurrency(args.documents, args.latency, args.concurrency)
     if not args.skip_xdist:
@@ -214,6 +217,8 @@ def main(argv: list[str] | None = None) -> None:
             bench_cache_suite(args.suite)
         else:
             bench_cache_direct(args.tesseract_documents)
+    if writing:
+        write_printed("engines")
 
 
 if __name__ == "__main__":

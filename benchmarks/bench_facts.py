@@ -20,6 +20,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from _markdown import docs_requested, write_printed  # --write-docs: the table into docs/performance.md
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_ocrmetrics.datasets.loading import load_dataset  # noqa: E402
@@ -41,6 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--rounds", type=int, default=5)
+    writing = docs_requested()
     args = parser.parse_args()
     if not args.data.is_dir():
         sys.exit(f"no olmOCR-bench data at {args.data}; pass --data DIR")
@@ -93,6 +96,8 @@ def main() -> None:
         cer_times.append((time.perf_counter() - start) / len(pages))
     print(f"non-math fact / one page CER: {per_fact / statistics.median(cer_times):.2f}x "
           f"({per_fact * 1e3:.3f} ms vs {statistics.median(cer_times) * 1e3:.3f} ms)")
+    if writing:
+        write_printed("facts")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from _markdown import docs_requested, write_printed  # --write-docs: the table into docs/performance.md
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from ocr_run_factory import make_doc, make_run  # noqa: E402
@@ -48,7 +50,7 @@ def path(kind: str) -> Iterator[None]:
         bootstrap._numpy_deltas, bootstrap._NUMPY_MIN_DRAWS = saved
 
 
-def main(sizes: list[int]) -> None:
+def main(sizes: list[int], writing: bool = False) -> None:
     import numpy  # noqa: F401  (imported once here, so its import time is in no timing)
 
     for n in sizes:
@@ -71,7 +73,10 @@ def main(sizes: list[int]) -> None:
               f"compare_runs {times['pure']:.2f}s pure Python, {times['numpy']:.2f}s numpy "
               f"(point comparison {base:.2f}s; the bootstrap itself {pure:.2f}s vs {fast:.2f}s, "
               f"{pure / fast:.0f}x faster, same intervals)")
+    if writing:
+        write_printed("gating")
 
 
 if __name__ == "__main__":
-    main([int(arg) for arg in sys.argv[1:]] or [100, 2000, 20000])
+    writing = docs_requested()
+    main([int(arg) for arg in sys.argv[1:]] or [100, 2000, 20000], writing)

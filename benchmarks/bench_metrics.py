@@ -50,6 +50,8 @@ from importlib.metadata import version as _version
 from pathlib import Path
 from typing import Callable, Sequence
 
+from _markdown import docs_requested, write_printed  # --write-docs: the table into docs/performance.md
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jiwer  # noqa: E402
@@ -385,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path,
                         default=Path(tempfile.gettempdir()) / "pytest-ocrmetrics-bench-metrics",
                         help="where Tesseract's outputs are cached between runs (default: %(default)s)")
+    writing = docs_requested(argv)
     args = parser.parse_args(argv)
     budget, repeats = (0.05, 3) if args.quick else (0.2, 9)
 
@@ -417,6 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     if real_met is not None:
         print(f"Targets on real Tesseract output: >= 3x faster than (a) and <= 2x (b) at ~3,000 characters, below "
               f"2x (b) at ~50,000: {real_met}")
+    if writing:
+        write_printed("metrics")
     return 0
 
 

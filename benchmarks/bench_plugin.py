@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _markdown import docs_requested, write_printed  # --write-docs: the table into docs/performance.md
+
 WORDS = ("invoice total amount date customer number street city payment due tax net gross item quantity price "
          "receipt order shipping reference account balance").split()
 
@@ -125,6 +127,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--documents", type=int, nargs="+", default=[500, 2000, 8000, 20000])
     parser.add_argument("--repeat", type=int, default=3)
+    writing = docs_requested()
     options = parser.parse_args()
     rows = []
     for documents in options.documents:
@@ -143,6 +146,8 @@ def main() -> None:
     for documents, r in rows:
         print(f"| {documents:,} | {r['plain_mb']:.0f} | {r['plugin_mb']:.0f} | **{r['plugin_mb'] / r['plain_mb']:.2f}x** | "
               f"{r['run_file_mb']:.1f} | {r['junit_mb']:.1f} |")
+    if writing:
+        write_printed("plugin", markdown=True)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from _markdown import docs_requested, write_printed  # --write-docs: the table into docs/performance.md
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from ocr_run_factory import make_doc, make_run, summarize  # noqa: E402
@@ -51,6 +53,7 @@ def timed(render: Callable[[], str]) -> tuple[float, str]:
 
 
 def main() -> None:
+    writing = docs_requested()
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
     run, old = corpus(n)
     comparison = compare_runs(old, run, ["cer:0.01"], resamples=0)
@@ -70,6 +73,8 @@ def main() -> None:
               f"{section.count('<') - section.count('</')} elements); render {with_time:.2f}s with charts, "
               f"{without_time:.2f}s without (ratio {with_time / without_time:.3f}, charts "
               f"{(with_time - without_time) / with_time:.1%} of the time)")
+    if writing:
+        write_printed("report_charts")
 
 
 if __name__ == "__main__":

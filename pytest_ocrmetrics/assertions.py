@@ -86,6 +86,17 @@ def assert_metric(
     (:func:`~pytest_ocrmetrics.metrics.thresholds.parse_limit`): a percent typed as a fraction (``5`` for a CER of 5 %)
     raises :class:`~pytest_ocrmetrics.metrics.thresholds.LimitError` (a ``ValueError``) instead of passing everything.
 
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        metric: a registry metric name.
+        threshold: the limit (a fraction or ``"5%"``); ``None``: the document's own.
+        reference: the ground truth when ``result`` is a string.
+        document: the document when ``result`` is a string.
+
+    Returns:
+        The metric's value, so a test can use it further.
+
     >>> assert_metric("INV0ICE #12345", "cer", 0.1, reference="INVOICE #12345")
     0.07142857142857142
     """
@@ -110,31 +121,80 @@ def assert_metric(
 
 
 def assert_cer_below(result: Any, max_cer: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the character error rate is at most ``max_cer`` (a fraction, ``0.05``, or a percentage, ``"5%"``)."""
+    """Assert the character error rate is at most ``max_cer`` (a fraction, ``0.05``, or a percentage, ``"5%"``).
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        max_cer: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "cer", max_cer, **kwargs)
 
 
 def assert_wer_below(result: Any, max_wer: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the word error rate is at most ``max_wer``."""
+    """Assert the word error rate is at most ``max_wer``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        max_wer: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "wer", max_wer, **kwargs)
 
 
 def assert_ned_below(result: Any, max_ned: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the normalized edit distance lev/max(len(ref), len(hyp)) is at most ``max_ned``."""
+    """Assert the normalized edit distance lev/max(len(ref), len(hyp)) is at most ``max_ned``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        max_ned: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "ned", max_ned, **kwargs)
 
 
 def assert_field_f1(result: Any, min_f1: float | str | None = None, **kwargs: Any) -> float:
-    """Assert the key-field F1 is at least ``min_f1``."""
+    """Assert the key-field F1 is at least ``min_f1``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        min_f1: the limit; ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "field_f1", min_f1, **kwargs)
 
 
 def assert_exact_match(result: Any, **kwargs: Any) -> float:
-    """Assert the (normalized) output equals the reference exactly."""
+    """Assert the (normalized) output equals the reference exactly.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
+    """
     __tracebackhide__ = True
     return assert_metric(result, "exact_match", 1.0, **kwargs)
 
@@ -143,6 +203,15 @@ def assert_json_valid(result: Any, schema: Mapping[str, Any] | None = None, **kw
     """Assert the output parses as JSON (also inside a ```json fence) and, when a schema is given or the document
     has one, satisfies it; the message lists every validation error. With ``schema=`` a plain string needs no
     ``reference=`` (the schema is all the check compares with).
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` (scored against the current test's document) or a string (with
+            ``reference=``).
+        schema: a JSON Schema (default: the document's).
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The metric's value, so a test can use it further.
 
     >>> assert_json_valid('{"total": "9.00"}', schema={"required": ["total"]})
     1.0
@@ -175,145 +244,351 @@ def assert_json_valid(result: Any, schema: Mapping[str, Any] | None = None, **kw
 
 def assert_ser_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert sentence (line) error rate: lines that differ after strip(), the shorter side padded with empty lines,
-    / max(reference lines, output lines) is at most ``limit``."""
+    / max(reference lines, output lines) is at most ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``ser``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'ser', limit, **kwargs)
 
 
 def assert_edit_similarity_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert 1 - NED is at least ``limit``."""
+    """Assert 1 - NED is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``edit_similarity``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'edit_similarity', limit, **kwargs)
 
 
 def assert_exact_match_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert 1 if the normalized texts are identical, else 0 is at least ``limit``."""
+    """Assert 1 if the normalized texts are identical, else 0 is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``exact_match``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'exact_match', limit, **kwargs)
 
 
 def assert_token_accuracy_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert exact-match rate: positions with equal tokens / max(reference tokens, output tokens) is at least
-    ``limit``."""
+    ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``token_accuracy``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'token_accuracy', limit, **kwargs)
 
 
 def assert_token_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert F1 on the sets of unique tokens is at least ``limit``."""
+    """Assert F1 on the sets of unique tokens is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``token_f1``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'token_f1', limit, **kwargs)
 
 
 def assert_bow_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert bag-of-words F1 on word multisets (a repeated word counts each time) after lowercasing and punctuation
-    removal is at least ``limit``."""
+    removal is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``bow_f1``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'bow_f1', limit, **kwargs)
 
 
 def assert_crr_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert word-match character recognition rate: mean 1 - d/max(len) over matched word pairs is at least
-    ``limit``."""
+    ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``crr``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'crr', limit, **kwargs)
 
 
 def assert_word_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert word-match F1 over exact word matches is at least ``limit``."""
+    """Assert word-match F1 over exact word matches is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``word_f1``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'word_f1', limit, **kwargs)
 
 
 def assert_set_precision_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert set-based precision: unique words in both / unique output words (lowercased, punctuation removed) is
-    at least ``limit``."""
+    at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``set_precision``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'set_precision', limit, **kwargs)
 
 
 def assert_set_recall_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert set-based recall: unique words in both / unique reference words is at least ``limit``."""
+    """Assert set-based recall: unique words in both / unique reference words is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``set_recall``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'set_recall', limit, **kwargs)
 
 
 def assert_set_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert set-based F1: harmonic mean of set_precision and set_recall is at least ``limit``."""
+    """Assert set-based F1: harmonic mean of set_precision and set_recall is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``set_f1``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'set_f1', limit, **kwargs)
 
 
 def assert_sequence_accuracy_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert reference words equal to the output word at the same position / reference words is at least
-    ``limit``."""
+    """Assert reference words equal to the output word at the same position / reference words is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``sequence_accuracy``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'sequence_accuracy', limit, **kwargs)
 
 
 def assert_lcs_ratio_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert longest common subsequence of the word lists / reference words is at least ``limit``."""
+    """Assert longest common subsequence of the word lists / reference words is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``lcs_ratio``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'lcs_ratio', limit, **kwargs)
 
 
 def assert_char_lcs_ratio_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert 2 * LCS / (len(ref) + len(hyp)) over characters is at least ``limit``."""
+    """Assert 2 * LCS / (len(ref) + len(hyp)) over characters is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``char_lcs_ratio``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'char_lcs_ratio', limit, **kwargs)
 
 
 def assert_bigram_overlap_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert reference word bigrams found in the output / reference bigrams is at least ``limit``."""
+    """Assert reference word bigrams found in the output / reference bigrams is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``bigram_overlap``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'bigram_overlap', limit, **kwargs)
 
 
 def assert_trigram_overlap_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert reference word trigrams found in the output / reference trigrams is at least ``limit``."""
+    """Assert reference word trigrams found in the output / reference trigrams is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``trigram_overlap``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'trigram_overlap', limit, **kwargs)
 
 
 def assert_character_accuracy_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert max(0, 1 - CER) is at least ``limit``."""
+    """Assert max(0, 1 - CER) is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``character_accuracy``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'character_accuracy', limit, **kwargs)
 
 
 def assert_field_f1_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert F1 over key fields: 2*correct / (extracted + reference) is at least ``limit``."""
+    """Assert F1 over key fields: 2*correct / (extracted + reference) is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``field_f1``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'field_f1', limit, **kwargs)
 
 
 def assert_field_precision_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert correct fields / extracted fields is at least ``limit``."""
+    """Assert correct fields / extracted fields is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``field_precision``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'field_precision', limit, **kwargs)
 
 
 def assert_field_recall_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert correct fields / reference fields is at least ``limit``."""
+    """Assert correct fields / reference fields is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``field_recall``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'field_recall', limit, **kwargs)
 
 
 def assert_json_valid_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert 1 if the output parses as JSON and satisfies the document's schema is at least ``limit``."""
+    """Assert 1 if the output parses as JSON and satisfies the document's schema is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``json_valid``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'json_valid', limit, **kwargs)
 
 
 def assert_parse_success_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert 1 if the output parses (JSON, or well-formed XML), schema or not is at least ``limit``."""
+    """Assert 1 if the output parses (JSON, or well-formed XML), schema or not is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``parse_success``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'parse_success', limit, **kwargs)
 
 
 def assert_completeness_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert schema-required fields present and non-empty / required fields (1.0 when none is required, 0.0 when
-    the output does not parse) is at least ``limit``."""
+    the output does not parse) is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``completeness``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'completeness', limit, **kwargs)
 
@@ -321,26 +596,62 @@ def assert_completeness_above(result: Any, limit: float | str | None = None, **k
 def assert_task_success_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert downstream task success: successes / tasks, over the document's own tasks (extraction, qa,
     classification) or else one extraction task on its fields (success when the share of reference fields whose
-    str(v).strip().lower() equals the output's is >= 0.8) is at least ``limit``."""
+    str(v).strip().lower() equals the output's is >= 0.8) is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``task_success``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'task_success', limit, **kwargs)
 
 
 def assert_anls_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert average normalized Levenshtein similarity (DocVQA), 0 below 0.5 similarity is at least ``limit``."""
+    """Assert average normalized Levenshtein similarity (DocVQA), 0 below 0.5 similarity is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``anls``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'anls', limit, **kwargs)
 
 
 def assert_token_ratio_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
-    """Assert LLM tokens of the output / LLM tokens of the reference (cl100k_base) is at most ``limit``."""
+    """Assert LLM tokens of the output / LLM tokens of the reference (cl100k_base) is at most ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``token_ratio``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'token_ratio', limit, **kwargs)
 
 
 def assert_fact_pass_rate_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
     """Assert page-level facts (olmOCR-bench types) passed / facts; a fact passes when a strict majority of the
-    page's repeats pass it is at least ``limit``."""
+    page's repeats pass it is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``fact_pass_rate``.
+    """
     __tracebackhide__ = True
     return assert_metric(result, 'fact_pass_rate', limit, **kwargs)
 

@@ -47,9 +47,16 @@ def render_block(handwritten: set[str]) -> str:
         if name in handwritten:
             continue
         bound = "at most" if spec.lower_is_better else "at least"
-        doc = textwrap.fill(f'"""Assert {spec.description} is {bound} ``limit``."""', width=116,
+        doc = textwrap.fill(f'"""Assert {spec.description} is {bound} ``limit``.', width=116,
                             initial_indent="    ", subsequent_indent="    ", break_long_words=False,
                             break_on_hyphens=False)
+        doc += ("\n\n    Args:\n"
+                "        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).\n"
+                "        limit: the limit (a fraction or a percentage such as ``\"5%\"``); ``None``: the document's own.\n"
+                "        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.\n\n"
+                "    Returns:\n"
+                f"        The value of ``{metric}``.\n"
+                '    """')
         functions.append(
             f"def {name}(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:\n"
             f"{doc}\n"

@@ -168,6 +168,12 @@ def require_image_file(document: Document) -> Path:
 
     Only for a backend that must open the file itself and where reading a copy will not do: the file is not checked
     to be an image and may differ from the bytes the output cache hashed. Prefer :func:`read_image`.
+
+    Args:
+        document: the document.
+
+    Returns:
+        Its image's path.
     """
     try:
         return document.image_file()
@@ -182,6 +188,12 @@ def read_image(document: Document) -> bytes:
     A missing or unreadable image, or a file that is not an image (a text file named ``x.png``), is an
     :class:`EngineError` naming the file and the document. Engines read images only through this function (or
     :func:`with_image_bytes`), never from ``document.image_path``.
+
+    Args:
+        document: the document.
+
+    Returns:
+        The image's bytes.
     """
     try:
         return document.image_bytes()
@@ -190,7 +202,14 @@ def read_image(document: Document) -> bytes:
 
 
 def with_image_bytes(document: Document) -> Document:
-    """``document`` carrying its image bytes (read and checked once); an :class:`EngineError` as for :func:`read_image`."""
+    """``document`` carrying its image bytes (read and checked once); an :class:`EngineError` as for :func:`read_image`.
+
+    Args:
+        document: the document.
+
+    Returns:
+        The document with its bytes.
+    """
     try:
         return document.with_image_bytes()
     except OSError as exc:
@@ -202,6 +221,13 @@ def image_decode_problem(exc: BaseException, data: bytes) -> str:
 
     Pillow names the in-memory buffer (``cannot identify image file <_io.BytesIO object at 0x...>``), which tells a
     user nothing; this says what the file looked like instead.
+
+    Args:
+        exc: the decoding error.
+        data: the bytes that failed.
+
+    Returns:
+        A short description.
     """
     text = re.sub(r"\s*<_io\.BytesIO object at 0x[0-9a-fA-F]+>", "", str(exc)).strip()
     if not text or text == "cannot identify image file":
@@ -220,6 +246,15 @@ def image_temp_file(data: bytes, *, suffix: str = "", directory: str | os.PathLi
     checked and hashed; re-encoding through Pillow instead would change JPEG pixels and thus the output.
     ``directory`` (default: the system's temporary folder) is where it is made, e.g. an engine's own folder that is
     removed when the run ends or is interrupted.
+
+    Args:
+        data: the image's bytes.
+        suffix: the file's suffix (``.png``).
+        directory: where to create it (default: the system's temporary folder).
+        prefix: the file name's prefix.
+
+    Returns:
+        A context manager yielding the file's path.
     """
     fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
     try:

@@ -200,6 +200,13 @@ def score_sample(ground_truth: str, predicted_text: str) -> tuple[int, float]:
     unchanged (the project's :func:`~pytest_ocrmetrics.metrics.normalized_edit_distance` with ``unit="codepoint"``,
     ``normalize="none"``).
 
+    Args:
+        ground_truth: the label.
+        predicted_text: the model's text.
+
+    Returns:
+        ``(distance, normalized distance)``.
+
     >>> score_sample("京A12345", "京A12346")
     (1, 0.14285714285714285)
     >>> score_sample("京A12345", "")
@@ -217,6 +224,12 @@ def score_sample(ground_truth: str, predicted_text: str) -> tuple[int, float]:
 def check_conf_threshold(value: object) -> float:
     """``value`` as a float if it is a number in [0, 1], else a ``ValueError`` saying so.
 
+    Args:
+        value: the threshold given.
+
+    Returns:
+        The threshold as a float.
+
     >>> check_conf_threshold(0.7)
     0.7
     """
@@ -233,7 +246,14 @@ def check_conf_threshold(value: object) -> float:
 
 
 def check_max_images(value: object) -> int | None:
-    """``value`` if it is None or a whole number of 1 or more, else a ``ValueError`` saying so."""
+    """``value`` if it is None or a whole number of 1 or more, else a ``ValueError`` saying so.
+
+    Args:
+        value: the limit given.
+
+    Returns:
+        The limit, or ``None`` for no limit.
+    """
     if value is None:
         return None
     given = value
@@ -251,6 +271,13 @@ def check_limit(value: object, name: str) -> int:
     """``value`` as a resource limit (``max_image_pixels``, ``max_output_chars``): a whole number of 1 or more, else a
     ``ValueError`` in one sentence naming ``name``. 0 and None do not turn a limit off (one input could then exhaust
     memory); give a large number instead.
+
+    Args:
+        value: the limit as given (a number, or text such as ``"2,000,000"``).
+        name: the setting's name, for the error sentence.
+
+    Returns:
+        The limit.
 
     >>> check_limit("1000", "max_output_chars")
     1000
@@ -433,6 +460,12 @@ def format_table(result: OCREvaluationResult | Mapping[str, Any]) -> str:
     """Document 003's two-row console table: the three metrics, then the four counts (4 decimals; no timing, so
     the same evaluation always prints the same table).
 
+    Args:
+        result: an evaluation result.
+
+    Returns:
+        The table, as printed.
+
     >>> print(format_table({"accuracy": 0.925, "normalized_edit_distance": 0.045, "edit_distance_similarity": 0.955,
     ...                     "total_samples": 1000, "evaluated_samples": 980, "filtered_samples": 15,
     ...                     "skipped_samples": 5}))
@@ -458,7 +491,14 @@ def format_table(result: OCREvaluationResult | Mapping[str, Any]) -> str:
 
 def format_json(result: OCREvaluationResult | Mapping[str, Any]) -> str:
     """The result as indented JSON, CJK kept readable (characters JSON cannot carry as UTF-8, such as a lone
-    surrogate from a model, are escaped instead)."""
+    surrogate from a model, are escaped instead).
+
+    Args:
+        result: an evaluation result.
+
+    Returns:
+        The JSON text.
+    """
     data = result.to_dict() if isinstance(result, OCREvaluationResult) else dict(result)
     text = json.dumps(data, indent=2, ensure_ascii=False)
     try:

@@ -47,6 +47,12 @@ K = TypeVar("K")
 def mean(values: Sequence[float]) -> float:
     """The exactly rounded arithmetic mean (``math.fsum``, so the order of ``values`` does not matter).
 
+    Args:
+        values: the values.
+
+    Returns:
+        Their mean.
+
     >>> mean([0.25, 0.5, 0.75])
     0.5
     """
@@ -57,6 +63,13 @@ def mean(values: Sequence[float]) -> float:
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
     """The ``q``-th percentile (0-100) of ascending ``sorted_values``, interpolating linearly like numpy's default.
+
+    Args:
+        sorted_values: the values, ascending.
+        q: the percentile, 0 to 100.
+
+    Returns:
+        The interpolated value.
 
     >>> percentile([1.0, 2.0, 3.0, 4.0], 50)
     2.5
@@ -91,6 +104,16 @@ def bootstrap_ci(
     Python, no numpy), computes ``statistic`` on each and returns the ``(1 - confidence) / 2`` and
     ``(1 + confidence) / 2`` percentiles of those. Deterministic for a given seed and order of ``values``; a paired
     bootstrap passes per-document differences.
+
+    Args:
+        values: the per-document values.
+        seed: seed of ``random.Random``: same seed, same interval.
+        resamples: how many resamples to draw.
+        confidence: the interval's coverage, e.g. 0.95.
+        statistic: what is computed on each resample (default: the mean).
+
+    Returns:
+        ``(low, high)``.
 
     >>> bootstrap_ci([0.1, 0.2, 0.3, 0.4], seed=1, resamples=500) == bootstrap_ci([0.1, 0.2, 0.3, 0.4], seed=1, resamples=500)
     True
@@ -130,6 +153,15 @@ def bootstrap_mean_intervals(
     resample left to right like ``sum()``: the same numbers as the pure-Python loop (bit for bit on CPython 3.11; on
     3.12+, whose ``sum()`` compensates rounding, within a few ulps), about 10x faster and linear in the documents.
     Small corpora (under half a million draws) use the loop unless numpy is already imported.
+
+    Args:
+        columns: metric (or any key) -> its per-document values, all of one corpus.
+        seed: seed of the shared resamples.
+        resamples: how many resamples to draw.
+        confidence: the intervals' coverage.
+
+    Returns:
+        Each key's ``(low, high)`` interval of the mean.
 
     >>> bootstrap_mean_intervals({"a": [1.0, 1.0], "b": [0.0]}, resamples=10)
     {'a': (1.0, 1.0), 'b': (0.0, 0.0)}

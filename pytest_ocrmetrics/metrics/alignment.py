@@ -175,6 +175,13 @@ def score_hint(ref_codes: Units | list[int], hyp_codes: Units | list[int]) -> in
     distance (one band, no doubling); otherwise, and under :data:`HINT_MIN_LENGTH` units, there is none. The hint
     changes only the time: rapidfuzz returns the same edit operations with or without it (a test checks this).
 
+    Args:
+        ref_codes: the reference's codes.
+        hyp_codes: the hypothesis's codes.
+
+    Returns:
+        The hint, or ``None`` when a hint would not pay.
+
     >>> score_hint("a" * 1000, "a" * 990 + "b" * 10), score_hint("a" * 2000, "a" * 1800 + "b" * 200)
     (10, 200)
     >>> score_hint("a" * 1000, "b" * 1000), score_hint("abc", "abd")
@@ -364,6 +371,14 @@ def encode_text(reference: str, hypothesis: str, *, unit: str = "grapheme") -> t
     Returns ``(reference units, hypothesis units, reference codes, hypothesis codes)``; ``unit`` is ``"grapheme"``
     or ``"codepoint"``. Without multi-code-point clusters all four are the texts themselves.
 
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+
+    Returns:
+        ``(reference units, hypothesis units, reference string, hypothesis string)``.
+
     >>> ref_units, hyp_units, ref_codes, hyp_codes = encode_text("ne\\u0301e", "nee")
     >>> len(ref_units), len(ref_codes), hyp_codes
     (3, 3, 'nee')
@@ -387,6 +402,13 @@ def encode_units(reference: Sequence[str], hypothesis: Sequence[str]) -> tuple[l
     """Each distinct unit (a word, say) as one integer, from one vocabulary for both sides: rapidfuzz then compares
     units exactly, with no hashing.
 
+    Args:
+        reference: reference units.
+        hypothesis: hypothesis units.
+
+    Returns:
+        The two integer code lists.
+
     >>> encode_units(["to", "be", "or"], ["be", "not"])
     ([0, 1, 2], [1, 3])
     """
@@ -401,6 +423,13 @@ def unit_codes(reference: Sequence[str], hypothesis: Sequence[str]) -> tuple[lis
     occurs, counting the hypothesis after the reference), which lets the encoding run in C; rapidfuzz compares the
     codes exactly either way. Also returns how many distinct units the reference has and both sides have together
     (set sizes that token accuracy needs, for free).
+
+    Args:
+        reference: reference units.
+        hypothesis: hypothesis units.
+
+    Returns:
+        ``(reference codes, hypothesis codes, ...)`` as described above.
 
     >>> unit_codes(["to", "be", "or"], ["be", "not"])
     ([0, 1, 2], [1, 4], 3, 4)
@@ -417,6 +446,15 @@ def align_units(ref_units: Sequence[str], hyp_units: Sequence[str], ref_codes: l
                 hyp_codes: list[int]) -> Alignment:
     """Align two unit sequences already encoded with :func:`unit_codes` (or :func:`encode_units`).
 
+    Args:
+        ref_units: reference units.
+        hyp_units: hypothesis units.
+        ref_codes: their codes.
+        hyp_codes: their codes.
+
+    Returns:
+        The :class:`Alignment`.
+
     >>> words = ["to", "be"], ["be"]
     >>> align_units(*words, *unit_codes(*words)[:2]).deletions
     1
@@ -426,6 +464,14 @@ def align_units(ref_units: Sequence[str], hyp_units: Sequence[str], ref_codes: l
 
 def align_text(reference: str, hypothesis: str, *, unit: str = "grapheme") -> Alignment:
     """Align two (already normalized) texts character by character; ``unit`` is ``"grapheme"`` or ``"codepoint"``.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+
+    Returns:
+        The :class:`Alignment` of the two texts' characters.
 
     >>> a = align_text("ne\\u0301e", "nee")
     >>> a.reference_length, a.substitutions
@@ -439,6 +485,13 @@ def align_text(reference: str, hypothesis: str, *, unit: str = "grapheme") -> Al
 def align_words(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
     """Align two token sequences (words), each distinct token mapped to one integer.
 
+    Args:
+        reference: reference words.
+        hypothesis: hypothesis words.
+
+    Returns:
+        The :class:`Alignment` of the words.
+
     >>> a = align_words("the cat sat".split(), "the hat sat down".split())
     >>> a.substitutions, a.insertions, a.confusions
     (1, 1, Counter({('cat', 'hat'): 1, (None, 'down'): 1}))
@@ -448,6 +501,13 @@ def align_words(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignmen
 
 def align(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
     """Align two sequences of arbitrary string units (each distinct unit mapped to one integer).
+
+    Args:
+        reference: reference units.
+        hypothesis: hypothesis units.
+
+    Returns:
+        The :class:`Alignment` (counts and edit operations).
 
     >>> align(["ab", "c"], ["ab", "d"]).editops
     (('replace', 1, 1),)

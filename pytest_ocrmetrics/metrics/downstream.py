@@ -183,6 +183,16 @@ def downstream_task(task: str, result: Any, ground_truth: Any, *, scoring: str =
     - ``"classification"``: ``{"class": ...}`` on both sides (or plain labels). ``"exact"``: 1.0 when equal;
       ``"similarity"``: equal after strip + casefold.
 
+    Args:
+        task: ``"extraction"``, ``"qa"`` or ``"classification"``.
+        result: what the system produced.
+        ground_truth: what it should have produced.
+        scoring: how quality is measured (``"exact"`` by default).
+        threshold: the quality a success needs (default: the task's).
+
+    Returns:
+        A :class:`DownstreamResult` (quality and success).
+
     >>> downstream_task("qa", {"answer": " Denver Broncos"}, {"answer": "denver broncos"}).task_success
     True
     >>> downstream_task("classification", {"class": "invoice"}, {"class": "receipt"}).error_type
@@ -212,6 +222,12 @@ def success_rate(results: Iterable[Union[DownstreamResult, Mapping[str, Any]]]) 
     """The share of successful tasks in a batch (0.0 for an empty batch): the specification's ``success_rate``.
 
     Takes results, or their ``to_dict()`` (anything with ``task_success``).
+
+    Args:
+        results: task results, or their ``to_dict()`` mappings.
+
+    Returns:
+        The share of successes, 0.0 for none.
 
     >>> batch = [downstream_task("qa", {"answer": a}, {"answer": "42"}) for a in ("42", "41", " 42 ")]
     >>> success_rate(batch)

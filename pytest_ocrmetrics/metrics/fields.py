@@ -109,6 +109,13 @@ def parse_date(text: str, *, day_first: bool = True) -> str | None:
     English month names and abbreviations work in ``02/JAN/2017``, ``10 OCT 2017``, ``5th January 2024``,
     ``Jan 5, 2024`` and ``2024-Jan-05``. Two-digit years follow POSIX ``%y``: 69-99 are 19xx, 00-68 are 20xx.
 
+    Args:
+        text: the printed date.
+        day_first: read ambiguous dates day first.
+
+    Returns:
+        ``YYYY-MM-DD`` or ``None``.
+
     >>> parse_date("25032018"), parse_date("Jan 5, 2024"), parse_date("12/13/2016"), parse_date("60.30")
     ('2018-03-25', '2024-01-05', '2016-12-13', None)
     """
@@ -157,6 +164,12 @@ def parse_amount(text: str) -> str | None:
     1234); otherwise a single ``,`` or ``.`` is the decimal mark (``12,50`` is 12.5, ``1.234`` is 1.234). The result
     has no trailing zeros: ``60.30`` and ``60.3`` are both ``60.3``; ``75.00`` is ``75``.
 
+    Args:
+        text: the printed amount.
+
+    Returns:
+        The plain decimal string, or ``None``.
+
     >>> parse_amount("RM41.45"), parse_amount("1.234,56 EUR"), parse_amount("$1,234.50"), parse_amount("No. 5A")
     ('41.45', '1234.56', '1234.5', None)
     """
@@ -199,6 +212,13 @@ def normalize_field_value(value: str, *, day_first: bool = True) -> str:
     other punctuation character (Unicode category P*) becomes a space, and whitespace runs collapse to one space (so
     ``"NO.53,JALAN"`` and ``"No. 53, Jalan"`` agree).
 
+    Args:
+        value: the field's text.
+        day_first: read ambiguous dates day first.
+
+    Returns:
+        The canonical text.
+
     >>> normalize_field_value("10 OCT 2017"), normalize_field_value("RM 60.30"), normalize_field_value(" SDN.  BHD.")
     ('2017-10-10', '60.3', 'sdn bhd')
     """
@@ -221,6 +241,12 @@ def max_weight_assignment(weights: Sequence[Sequence[float]]) -> list[tuple[int,
 
     Returns ``min(rows, columns)`` ``(row, column)`` pairs sorted by row. Used to match lists of records; ``n`` is
     small (line items on a page), so this plain-Python version is fast enough and needs no scipy.
+
+    Args:
+        weights: a rows × columns matrix of weights.
+
+    Returns:
+        The ``(row, column)`` pairs.
 
     >>> max_weight_assignment([[1, 2], [2, 5]])
     [(0, 0), (1, 1)]
@@ -586,6 +612,16 @@ def field_f1(
     The specification's example: 2 of 4 extracted fields correct (``total`` misread, ``customer`` extra,
     ``vendor`` missing):
 
+    Args:
+        reference_fields: the ground-truth fields (nested mappings allowed).
+        extracted_fields: the fields the system extracted (``None``: nothing extracted).
+        compare: ``"lowercase"`` (default), ``"exact"``, ``"normalized"`` or ``"fuzzy"``.
+        threshold: similarity a ``"fuzzy"`` match needs.
+        day_first: read ``03/04/2024`` as 3 April.
+
+    Returns:
+        A :class:`FieldF1Result` with precision, recall, F1 and the mismatches.
+
     >>> r = field_f1({"invoice_number": "INV-2024-001", "date": "2024-03-15", "total": "$150.00", "vendor": "Acme"},
     ...              {"invoice_number": "inv-2024-001 ", "date": "2024-03-15", "total": "$15O.OO", "customer": "J"})
     >>> r.precision, r.recall, r.f1, r.incorrect, r.missing, r.extra
@@ -719,6 +755,15 @@ def anls(
     Lengths are code points. The official script measures ``max(len)`` on the raw, un-normalized strings; that only
     differs here when the inputs carry extra spaces and need an edit.
 
+    Args:
+        answers: the accepted answer(s).
+        prediction: the model's answer.
+        threshold: similarities below it count 0.
+        normalize: profile applied to both sides.
+
+    Returns:
+        An :class:`AnlsResult`.
+
     >>> anls(["Denver Broncos", "Denver R. Broncos"], "denver broncos").score
     1.0
     >>> anls("12/15/88", "12/15/89").score
@@ -752,6 +797,15 @@ def anls_corpus(
     normalize: str | NormalizationProfile = "docvqa",
 ) -> AnlsCorpusResult:
     """ANLS over many questions: the mean of :func:`anls` per question (``answers[i]`` are question i's answers).
+
+    Args:
+        answers: each question's accepted answers.
+        predictions: each question's predicted answer.
+        threshold: similarities below it count 0.
+        normalize: profile applied to both sides.
+
+    Returns:
+        An :class:`AnlsCorpusResult`.
 
     >>> anls_corpus([["Denver Broncos"], ["12/15/88"]], ["Denver Broncos", "12/15/89"]).value
     0.9375
@@ -789,6 +843,13 @@ def locate_value(needle: str, haystack: str) -> tuple[int, int] | None:
     same length starting up to two characters before or after it are scored too (``fuzz.ratio``); of the
     best-scoring, the one whose ends fall on token boundaries is taken, so a located field reads as the text writes
     it. ``needle`` is not longer than ``haystack`` (the caller takes the whole text otherwise).
+
+    Args:
+        needle: the reference value.
+        haystack: the OCR text.
+
+    Returns:
+        ``(start, end)`` or ``None``.
 
     >>> text = "Total 14.64"
     >>> start, end = locate_value("14.65", text)

@@ -297,6 +297,14 @@ def word_set_overlap(reference: str, hypothesis: str, *, normalize: ProfileArg =
     (= 2 |ref ∩ hyp| / (|ref set| + |hyp set|)). A repeated word counts once on each side; :func:`bag_of_words`
     counts repetitions. Words as in :func:`bag_of_words`.
 
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        normalize: normalization profile applied to both texts before they are split into words.
+
+    Returns:
+        The :class:`OverlapScores`.
+
     >>> r = word_set_overlap("hello world from biblicus", "hello world form")  # the specification's example
     >>> r.precision, r.recall, round(r.f1, 3)
     (0.6666666666666666, 0.5, 0.571)
@@ -312,6 +320,14 @@ def bag_of_words(reference: str, hypothesis: str, *, normalize: ProfileArg = WOR
     Both texts are normalized (default: NFC, casefold, punctuation removed) and split on whitespace; a word
     occurring twice in the reference and once in the hypothesis matches once. :func:`word_set_overlap` is the
     specification's set-based variant.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        normalize: normalization profile applied to both texts before they are split into words.
+
+    Returns:
+        The :class:`OverlapScores`.
 
     >>> r = bag_of_words("the cat the hat", "The hat, the bat!")
     >>> r.matched, r.precision, r.recall
@@ -329,6 +345,15 @@ def ngram_overlap(
     n-grams / reference n-grams, a reference n-gram occurring k times matching at most k times. Precision and F1 are
     there too. Words as in :func:`bag_of_words`. A text with fewer than ``n`` words has no n-grams; when neither side has
     one the score is 1.0 if the two word lists are identical, else 0.0.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        n: the n-gram length.
+        normalize: normalization profile applied to both texts before they are split into words.
+
+    Returns:
+        The :class:`NgramOverlapScores`.
 
     >>> r = ngram_overlap("hello world from biblicus", "hello world biblicus from", n=2)  # the specification's
     >>> r.matched, r.reference_count, r.overlap, r.value == r.overlap
@@ -348,6 +373,14 @@ def sequence_accuracy(
     Strict: one inserted or dropped word shifts every later word out of place. Words as in :func:`bag_of_words`.
     :func:`lcs_ratio` is the order-tolerant measure (words in the same relative order).
 
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        normalize: normalization profile applied to both texts before they are split into words.
+
+    Returns:
+        The :class:`SequenceAccuracy`.
+
     >>> sequence_accuracy("a b c d", "a c b d").value, sequence_accuracy("a b c d", "x a b c d").value
     (0.5, 0.0)
     """
@@ -360,6 +393,14 @@ def lcs_ratio(reference: str, hypothesis: str, *, normalize: ProfileArg = WORD_N
     Counts the reference words the hypothesis reproduces in the same relative order; words present but out of
     order do not count. Words as in :func:`bag_of_words`. :func:`char_lcs_ratio` is the character-level variant.
 
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        normalize: normalization profile applied to both texts before they are split into words.
+
+    Returns:
+        The :class:`LcsRatio`.
+
     >>> lcs_ratio("a b c d", "a c b d").value
     0.75
     """
@@ -371,6 +412,14 @@ def char_lcs_ratio(reference: str, hypothesis: str, *, normalize: ProfileArg = "
 
     Equal to ``1 - Indel distance / (len(ref) + len(hyp))``. Normalization default: NFC only. (Before the
     specification's word-level :func:`lcs_ratio` this project's ``lcs_ratio`` was this.)
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+
+    Returns:
+        The :class:`CharLcsRatio`.
 
     >>> char_lcs_ratio("kitten", "sitting").value
     0.6153846153846154
@@ -389,6 +438,15 @@ def character_accuracy(
     The Biblicus metrics reference names "Character Accuracy" (character-level correctness, 0 to 1, higher is
     better) without a formula; this is the usual one. (Biblicus's own code computes ``1 - lev / max(len)``, which is
     ``edit_similarity`` here.)
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+
+    Returns:
+        The :class:`CharacterAccuracy`.
 
     >>> round(character_accuracy("INVOICE", "INV0ICE").value, 4), character_accuracy("ab", "xyzw").value
     (0.8571, 0.0)
@@ -418,6 +476,15 @@ def layout_scores(
 
     Words are split once for all of them; names this module does not compute are ignored. ``char_lcs_ratio`` uses
     its own default normalization (NFC). This is what the plugin calls for ``--ocr-metric`` extras.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        names: registry metric names wanted.
+        normalize: normalization profile applied to both texts before they are split into words.
+
+    Returns:
+        ``{metric name: (value, counts)}``.
 
     >>> scores = layout_scores("a b c", "a c b", ["sequence_accuracy", "bigram_overlap", "cer"])
     >>> {name: value for name, (value, counts) in scores.items()}, scores["bigram_overlap"][1]["reference"]

@@ -135,6 +135,13 @@ def strip_punctuation(text: str, replacement: str = "") -> str:
     normalization all use it. Categories come from the ``regex`` module's Unicode tables (the ones that also segment
     grapheme clusters), about 50 times faster than asking ``unicodedata`` character by character.
 
+    Args:
+        text: the text.
+        replacement: what each run of punctuation becomes.
+
+    Returns:
+        The text without punctuation.
+
     >>> strip_punctuation("¿Qué? «Sí», 12.50 $"), strip_punctuation("NO.53,JALAN", " ")
     ('Qué Sí 1250 $', 'NO 53 JALAN')
     """
@@ -264,6 +271,12 @@ def _parse(spec: str) -> NormalizationProfile:
 
 def get_profile(spec: ProfileLike = "nfc") -> NormalizationProfile:
     """Return the profile for ``spec``: a profile, a preset or ``+``-joined steps; ``None`` means the default ``nfc``.
+
+    Args:
+        spec: a profile, a preset name or ``+``-joined steps.
+
+    Returns:
+        The :class:`NormalizationProfile`.
 
     >>> get_profile("casefold+nfc").name
     'nfc+casefold'

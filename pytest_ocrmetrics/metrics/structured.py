@@ -134,6 +134,12 @@ def parse_json_output(text: str) -> ParsedJson:
     levels (with that reason: the model produced it). When nothing parses, the error is the first fence's if a fence
     held broken JSON, else the first embedded ``{``/``[``'s, else the whole text's.
 
+    Args:
+        text: the model's output.
+
+    Returns:
+        A :class:`ParsedJson` (the value, or why it did not parse).
+
     >>> parse_json_output('The result is {"a": [1, 2]}. Done.')
     ParsedJson(ok=True, data={'a': [1, 2]}, source='text', error=None)
     """
@@ -452,6 +458,13 @@ def json_validity(output: str | dict[str, Any] | list[Any], schema: Mapping[str,
     required properties of each item of an array whose ``items`` is an object schema; local ``$ref`` and ``allOf`` are
     followed (``anyOf``/``oneOf`` branches are not: which branch applies is ambiguous).
 
+    Args:
+        output: the model's output (text, possibly fenced, or parsed JSON).
+        schema: a JSON Schema to check against (optional).
+
+    Returns:
+        A :class:`JsonValidity`.
+
     >>> schema = {"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "integer"}}}
     >>> r = json_validity('{"a": "x", "b": ""}', schema)
     >>> r.valid, r.errors[0].path, r.errors[0].message, r.completeness, r.field_count
@@ -583,6 +596,12 @@ def parse_xml_output(text: str) -> tuple[Any, Source | None, str | None]:
     Tried in order: the whole text (surrounding whitespace ignored), then each Markdown fence tagged ``xml`` (or
     untagged). Entity declarations are refused (see :func:`xml_validity`).
 
+    Args:
+        text: the model's output.
+
+    Returns:
+        ``(root element, source, None)`` or ``(None, None, error)``.
+
     >>> root, source, error = parse_xml_output('```xml\\n<total>9.00</total>\\n```')
     >>> root.tag, root.text, source, error
     ('total', '9.00', 'fence', None)
@@ -711,6 +730,14 @@ def xml_validity(output: str, xsd: str | os.PathLike[str] | None = None, *,
     line. ``required`` are element paths in ElementTree ``find`` syntax below the root (``"total"``,
     ``"items/item/price"``, ``".//date"``; the root's own tag also works).
 
+    Args:
+        output: the model's output.
+        xsd: an XSD schema file (needs lxml).
+        required: element paths that must be present and non-empty.
+
+    Returns:
+        An :class:`XmlValidity`.
+
     >>> r = xml_validity("<invoice><number>INV-001</number><total/></invoice>", required=["number", "total", "date"])
     >>> r.valid, r.completeness, r.missing_required, r.field_count
     (True, 0.3333333333333333, ('total', 'date'), 2)
@@ -766,6 +793,15 @@ def structured_validity(output: str, schema: Any = None, *, output_format: str =
     a dict: its ``required`` names become required element paths (with ``required``), which is what a pytest run does
     with a document's schema for XML output. The dict's other keywords (``type``, ``properties``) are JSON types that
     XML text does not carry; they are not checked, and ``schema_given`` stays False (no XSD validated the output).
+
+    Args:
+        output: the model's output.
+        schema: a JSON Schema (JSON) or an XSD path (XML).
+        output_format: ``"json"`` or ``"xml"``.
+        required: XML element paths that must be present.
+
+    Returns:
+        A :class:`JsonValidity` or :class:`XmlValidity`.
 
     >>> structured_validity("<a><b>1</b></a>", output_format="xml", required=["b"]).to_dict()["completeness_score"]
     1.0

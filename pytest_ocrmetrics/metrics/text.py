@@ -678,6 +678,17 @@ def cer(
     normalize="strip", empty_reference="jiwer"`` the value is ``jiwer.cer``'s for any input; the defaults give
     dinglehopper's ``character_error_rate`` (``empty_reference="dinglehopper"`` also for empty references).
 
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+        empty_reference: ``"bounded"`` (default), ``"jiwer"`` or ``"dinglehopper"``: the value when the reference is
+            empty.
+
+    Returns:
+        An :class:`ErrorRate` with the counts (hits, substitutions, deletions, insertions) and ``value``.
+
     >>> r = cer("INVOICE #12345", "INV0ICE #12345")
     >>> r.substitutions, r.errors, r.reference_length, round(r.value, 4)
     (1, 1, 14, 0.0714)
@@ -704,6 +715,17 @@ def wer(
     Words come from ``tokenizer``: ``"whitespace"`` (default, ``str.split``), ``"unicode"`` (UAX #29 words without
     punctuation, dinglehopper's definition) or ``"jiwer"`` (jiwer's exact default split); see
     :mod:`pytest_ocrmetrics.metrics.units`.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        tokenizer: ``"whitespace"`` (default), ``"unicode"`` or ``"jiwer"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+        empty_reference: ``"bounded"`` (default), ``"jiwer"`` or ``"dinglehopper"``: the value when the reference is
+            empty.
+
+    Returns:
+        An :class:`ErrorRate` over words.
 
     >>> r = wer("the cat sat on the mat", "the cat sat on hat")
     >>> r.substitutions, r.deletions, r.reference_length, round(r.value, 4)
@@ -735,6 +757,17 @@ def ser(
     an empty reference). Pass two lists of lines, or two strings: a string is split into lines after normalization
     and blank lines are dropped. A profile with the ``whitespace`` step is applied as ``lines`` here, so line breaks
     survive.
+
+    Args:
+        reference_lines: the reference, as lines or one string.
+        hypothesis_lines: the output, as lines or one string.
+        denominator: ``"max"`` (default) or ``"reference"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+        empty_reference: ``"bounded"`` (default), ``"jiwer"`` or ``"dinglehopper"``: the value when the reference is
+            empty.
+
+    Returns:
+        A :class:`LineErrorRate`.
 
     >>> r = ser("TOTAL 10.00\\nCASH 20.00\\nCHANGE 10.00", "TOTAL 10.00\\nCASH 2O.00\\nCHANGE 10.00")
     >>> r.error_sentences, r.total_sentences, r.correct_sentences, r.error_indices
@@ -781,6 +814,17 @@ def token_accuracy(
     text, normalized and split by ``tokenizer``, or a list of tokens (the specification's ``List[str]`` input), each
     token normalized and used as given.
 
+    Args:
+        reference: the ground truth, as text or tokens.
+        hypothesis: the output, as text or tokens.
+        counting: ``"set"`` (default) or ``"multiset"``.
+        position_denominator: ``"max"`` (default) or ``"reference"``.
+        tokenizer: ``"whitespace"`` (default), ``"unicode"`` or ``"jiwer"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+
+    Returns:
+        A :class:`TokenAccuracy`.
+
     >>> r = token_accuracy("Invoice Number INV-2024-001 Total Amount $150.00",
     ...                    "Invoice Number INV-2024-OO1 Total Amount $150.00")
     >>> r.position_matches, r.position_total, r.correct_tokens, r.exact_match_rate == r.f1 == 5 / 6
@@ -818,6 +862,16 @@ def confusion(
     ``value`` (``confusion_rate``) = total_errors (S + D + I) / reference length, the specification's rate;
     ``rate_of="substitutions"`` counts substitutions only (the project's earlier rate).
 
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        rate_of: ``"errors"`` (default) or ``"substitutions"``.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+
+    Returns:
+        A :class:`ConfusionMatrix`.
+
     >>> m = confusion("INVOICE #12345 TOTAL: $150.00", "INV0ICE #I2345 T0TAL: $15O.OO")
     >>> m.top(3), m.total_errors, m.confusion_rate == 6 / 29
     ([('0', 'O', 3), ('O', '0', 2), ('1', 'I', 1)], 6, True)
@@ -832,6 +886,14 @@ def confusion(
 
 def exact_match(reference: str, hypothesis: str, *, normalize: ProfileLike = "nfc") -> ExactMatch:
     """1.0 when the two texts are identical after normalization, else 0.0.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+
+    Returns:
+        An :class:`ExactMatch`.
 
     >>> exact_match("ABC 123", "abc  123").value, exact_match("ABC 123", "abc  123", normalize="lenient").value
     (0.0, 1.0)
@@ -848,6 +910,15 @@ def normalized_edit_distance(
     normalize: ProfileLike = "nfc",
 ) -> EditDistance:
     """Levenshtein distance / max(len(reference), len(hypothesis)), in [0, 1]; 0.0 for two empty texts.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+
+    Returns:
+        An :class:`EditDistance`.
 
     >>> r = normalized_edit_distance("ABC123", "A8C1234")
     >>> r.distance, round(r.value, 4)
@@ -866,6 +937,15 @@ def edit_similarity(
     normalize: ProfileLike = "nfc",
 ) -> EditDistance:
     """1 - :func:`normalized_edit_distance`, in [0, 1]; 1.0 for two empty texts.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+
+    Returns:
+        An :class:`EditDistance` whose value is the similarity.
 
     >>> round(edit_similarity("ABC123", "A8C1234").value, 4)
     0.7143
@@ -952,6 +1032,18 @@ def score_text(
     Equal to calling :func:`cer`, :func:`wer`, :func:`ser`, :func:`normalized_edit_distance`,
     :func:`edit_similarity`, :func:`exact_match`, :func:`token_accuracy` and :func:`confusion` one by one with the
     same options, at the cost of about one alignment.
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+        tokenizer: ``"whitespace"`` (default), ``"unicode"`` or ``"jiwer"``.
+        normalize: normalization profile applied to both sides (a preset, ``+``-joined steps or a profile).
+        empty_reference: ``"bounded"`` (default), ``"jiwer"`` or ``"dinglehopper"``: the value when the reference is
+            empty.
+
+    Returns:
+        A :class:`TextScores` holding every text metric.
 
     >>> s = score_text("INVOICE #12345\\nTOTAL 10.00", "INV0ICE #12345\\nTOTAL 10.00")
     >>> s.cer.errors, s.wer.errors, s.ser.error_sentences, s.exact_match.value, s.confusion.top(1)

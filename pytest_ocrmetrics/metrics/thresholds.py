@@ -49,6 +49,16 @@ def parse_limit(metric: str, written: object, spell: Callable[[str], str], *, wh
     every problem (``"--ocr-max 'cer:x'"``) and ``typed`` (default ``where``) is the subject of the percent-typo
     sentence: what the user typed, as they typed it. A problem raises :class:`LimitError` with one sentence.
 
+    Args:
+        metric: the registry name the limit is on.
+        written: the limit as given: a number, its text, or a percentage text.
+        spell: writes a limit as the caller's user writes one (for the suggested fix).
+        where: prefix of every problem sentence.
+        typed: what the user typed, for the percent-typo sentence (default ``where``).
+
+    Returns:
+        The limit as a number (a fraction for fraction metrics).
+
     >>> parse_limit("cer", "5%", str, where="x"), parse_limit("field_f1", 0.9, str, where="x")
     (0.05, 0.9)
     >>> parse_limit("cer", "500%", str, where="x"), parse_limit("token_ratio", "3", str, where="x")
@@ -101,6 +111,13 @@ def format_limit(metric: str, limit: float) -> str:
     """``limit`` written so that :func:`parse_limit` reads it back: a fraction above 1 (a CER limit of 5, given as
     ``cer:500%``) as a percentage, every other limit as a plain number.
 
+    Args:
+        metric: the registry name the limit is on.
+        limit: the limit as a number.
+
+    Returns:
+        The limit's text.
+
     >>> format_limit("cer", 0.05), format_limit("cer", 5.0), format_limit("token_ratio", 5.0)
     ('0.05', '500%', '5')
     """
@@ -142,6 +159,18 @@ def resolve_threshold(
 ) -> Threshold | None:
     """The threshold for ``metric``, by precedence; ``None`` when no level sets one.
 
+    The document's own threshold wins, then the test's, then the command line's or ini's; a document with facts
+    gets the implicit every-fact-passes threshold on ``fact_pass_rate``.
+
+    Args:
+        metric: the registry name.
+        document: the document (its ground truth may set thresholds), or ``None``.
+        test_limit: the limit the test function gave (marker or helper argument).
+        configured: ``--ocr-max``/``--ocr-min`` and their ini keys, by metric.
+
+    Returns:
+        The threshold with its source, or ``None``.
+
     >>> from pytest_ocrmetrics.core.documents import Document
     >>> doc = Document("a.png", "demo", None, "x", thresholds={"cer": 0.2})
     >>> str(resolve_threshold("cer", doc, test_limit=0.05))
@@ -169,6 +198,15 @@ def applicable_thresholds(
 
     ``facts=False`` leaves out the implicit every-fact-passes threshold (with ``--ocr-fact-items`` each fact is
     judged by its own test item instead).
+
+    Args:
+        document: the document.
+        test_limits: the test function's limits, by metric.
+        configured: the command line's and ini's limits, by metric.
+        facts: include the implicit threshold on ``fact_pass_rate`` for a document with facts.
+
+    Returns:
+        The thresholds, one per metric, in registry order.
     """
     names = set(document.thresholds) | set(test_limits) | set(configured)
     if document.facts:

@@ -163,6 +163,12 @@ def encoding_for_model(model: str) -> tuple[str, str | None]:
     ``o200k_base``); any other name (``claude``, ``llama``, ...) falls back to ``cl100k_base``, as the specification
     does, and the note says so: those models have their own tokenizers, so the counts are an approximation.
 
+    Args:
+        model: the model name.
+
+    Returns:
+        ``(encoding name, note or None)``.
+
     >>> encoding_for_model("gpt-4")
     ('cl100k_base', None)
     >>> encoding_for_model("claude")[1]
@@ -305,6 +311,16 @@ def token_efficiency(
     as ``<|endoftext|>`` count as plain text. Lone surrogates are replaced (U+FFFD) before encoding.
 
     The specification's example, 30 tokens in cl100k_base (the document says 25), 27 once the line breaks are spaces:
+
+    Args:
+        text: the output to count.
+        model: the LLM whose tokenizer counts.
+        encoding: a tiktoken encoding (name or object) instead of ``model``'s.
+        reference: the ground truth, for the ratio.
+        cost_per_1k_tokens: price of 1,000 tokens, for the cost estimate.
+
+    Returns:
+        A :class:`TokenEfficiency`.
 
     >>> r = token_efficiency("INVOICE\\nInvoice Number: INV-2024-001\\nDate: 2024-03-15\\nTotal Amount: $150.00")
     >>> r.total_tokens, r.meaningful_tokens, r.token_density == r.compression_ratio == 27 / 30, r.estimated_cost_usd

@@ -47,6 +47,13 @@ _GRAPHEME = regex.compile(r"\X")
 def check_text(value: object, name: str = "text") -> str:
     """Return ``value`` if it is a ``str``; otherwise raise a ``TypeError`` that says what was given and what to do.
 
+    Args:
+        value: what was passed.
+        name: its name in the message.
+
+    Returns:
+        ``value``, a ``str``.
+
     >>> check_text("abc")
     'abc'
     >>> check_text(b"abc", "reference")
@@ -66,6 +73,12 @@ def check_text(value: object, name: str = "text") -> str:
 def graphemes(text: str) -> list[str]:
     """Split ``text`` into extended grapheme clusters (UAX #29).
 
+    Args:
+        text: the text.
+
+    Returns:
+        Its grapheme clusters.
+
     >>> graphemes("ne\\u0301e") == ["n", "e\\u0301", "e"]
     True
     """
@@ -78,6 +91,12 @@ def graphemes(text: str) -> list[str]:
 
 def codepoints(text: str) -> list[str]:
     """Split ``text`` into code points (Python ``str`` elements).
+
+    Args:
+        text: the text.
+
+    Returns:
+        Its code points.
 
     >>> codepoints("ne\\u0301")
     ['n', 'e', '́']
@@ -209,6 +228,13 @@ def _jiwer_words(text: str) -> list[str]:
 def words(text: str, *, tokenizer: str = "whitespace") -> list[str]:
     """Split ``text`` into words with the named tokenizer (see the module docstring).
 
+    Args:
+        text: the text.
+        tokenizer: ``"whitespace"`` (default), ``"unicode"`` or ``"jiwer"``.
+
+    Returns:
+        Its words.
+
     >>> words("Der schnelle [„braune“] Fuchs, 3,14 Meter", tokenizer="unicode")
     ['Der', 'schnelle', 'braune', 'Fuchs', '3,14', 'Meter']
     >>> words("東京都", tokenizer="unicode")
@@ -225,6 +251,13 @@ def words(text: str, *, tokenizer: str = "whitespace") -> list[str]:
 
 def split(text: str, unit: str) -> list[str]:
     """Split ``text`` into ``unit``: ``"grapheme"``, ``"codepoint"``, or a word tokenizer name prefixed ``word:``.
+
+    Args:
+        text: the text.
+        unit: the unit (``"grapheme"``, ``"codepoint"``, ``"word:<tokenizer>"``).
+
+    Returns:
+        The units.
 
     >>> split("a b", "word:whitespace")
     ['a', 'b']

@@ -36,6 +36,13 @@ MAX_DISTANCE = 5
 def distance_out_of_range(name: str, value: object) -> str:
     """The one sentence that refuses a word-match distance outside 0..:data:`MAX_DISTANCE`, ``name`` saying where.
 
+    Args:
+        name: where the distance was given.
+        value: the value given.
+
+    Returns:
+        The sentence.
+
     >>> distance_out_of_range("max_distance", 6)
     'max_distance must be a whole number from 0 to 5 (the largest edit distance of a fuzzy match), got 6'
     """
@@ -199,6 +206,17 @@ def word_match(
     request cannot tie the server up) bounds it: an input that would need more edit distances (megabytes of short
     unmatched words at a large ``max_distance``) compares each word with the nearest part of each length bucket
     only, and the result says so (``bounded=True``; its pairs may then differ from the exact search's).
+
+    Args:
+        reference: the ground truth.
+        hypothesis: the OCR output.
+        max_distance: character edits a fuzzy pair may differ by (0 to 5).
+        case_sensitive: distinguish case.
+        ignore_punctuation: strip punctuation from each word.
+        max_comparisons: bound on the edit distances computed (default: 10 million).
+
+    Returns:
+        A :class:`WordMatch`.
 
     >>> word_match("quick", "quik").crr
     0.8

@@ -76,7 +76,7 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-seed", "ocr_seed", "string", dict(metavar="N", help="Seed of the bootstrap intervals (default 0).")),
     ("--ocr-bootstrap", "ocr_bootstrap", "string", dict(metavar="N",
         help="Bootstrap resamples for the summary's confidence intervals (0 to 100000, default 1000; 0: no intervals, "
-             "faster).")),
+             "faster). They are computed only when read: the run file, the HTML report or a gate on ci_low/ci_high.")),
     ("--ocr-junit-properties", "ocr_junit_properties", "string", dict(metavar="WHICH",
         help="Metrics each JUnit testcase carries: default (cer, wer, field_f1, the checked, gated and --ocr-metric "
              "ones) or all.")),
@@ -117,12 +117,12 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
         help="Also make one test item per page-level fact, named DOCUMENT[FACT ID], so -k FACT_ID selects a fact "
              "(datasets given with --ocr-dataset and no Python test).")),
     ("--ocr-repeats", "ocr_repeats", "string", dict(metavar="N",
-        help="Recognise each document N times (default 1) with live engines, which vary at temperature > 0; a fact "
-             "passes when a strict majority of the N outputs pass it, disagreeing repeats are reported as flaky. "
-             "Text metrics use the first output.")),
+        help="Recognise each document N times (default 1, at most 100) with live engines, which vary at temperature "
+             "> 0; a fact passes when a strict majority of the N outputs pass it, disagreeing repeats are reported as "
+             "flaky. Text metrics use the first output.")),
     ("--ocr-pdf-longest-side", "ocr_pdf_longest_side", "string", dict(metavar="PX",
-        help="Longest side in pixels of a PDF page rendered for live engines (default 1288, what olmOCR's "
-             "pipeline renders).")),
+        help="Longest side in pixels of a PDF page rendered for live engines (16 to 20000, default 1288, what "
+             "olmOCR's pipeline renders).")),
     # resource limits (docs/reference/limits.md)
     ("--ocr-max-image-pixels", "ocr_max_image_pixels", "string", dict(metavar="N",
         help="Most pixels (width x height) a document's image may have, for every engine (default 89478485, "

@@ -18,7 +18,7 @@ EXPECTED = json.loads((HERE / "expected_verdicts.json").read_text(encoding="utf-
 CASES = json.loads((HERE / "hand_made_cases.json").read_text(encoding="utf-8"))
 EXPECTED_HAND_MADE = {case["name"]: case for case in EXPECTED["hand_made"]}
 
-# where we decide differently from the benchmark on purpose (README: "Differences from olmOCR-bench")
+# where we decide differently from the benchmark on purpose (docs/how-to/olmocr-bench.md: "Differences from olmOCR-bench")
 DELIBERATE = {"present_single_space_hole": False, "absent_single_space_hole": True}  # allenai/olmocr#461
 
 

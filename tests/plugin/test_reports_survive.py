@@ -321,7 +321,7 @@ def test_three_documents_with_surrogates_and_controls_everywhere_write_every_rep
     Path(str(preds / f"{weird}.txt")).write_text("clear \u202e rl0 \x1b[2J", encoding="utf-8")
     (preds / "c.txt").write_text("plain t3xt \x1b]0;title\x07", encoding="utf-8")
     # the folder b"out\x1b[1m\xfe"; under xdist without the byte that is not UTF-8: pytest-xdist sends the command
-    # line to its workers as UTF-8 and stops on it before any plugin runs (a limit of xdist, see the README)
+    # line to its workers as UTF-8 and stops on it before any plugin runs (a limit of xdist, see docs/explanation/verdict.md)
     out = "out\x1b[1m" + ("" if plugin_args else "\udcfe")
     result = pytester.runpytest(
         "--ocr-dataset=ds", "--ocr-engine=replay:preds", f"--ocr-json={out}/run.json", f"--ocr-html={out}/r.html",
