@@ -41,7 +41,8 @@ __all__ = [
 # what a document must have for a metric to be computed, by the registry's ``requires``
 METRIC_NEEDS = {"fields": "ground-truth fields", "schema": "a JSON schema", "lines": "a reference text",
                 "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts",
-                "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)"}
+                "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)",
+                "omnidoc": "an OmniDocBench page (a dataset in OmniDocBench's ground-truth format)"}
 
 
 @dataclass

@@ -104,6 +104,9 @@ class Document:
     tasks: tuple[Mapping[str, Any], ...] = ()
     # pixels on the longest side of a PDF page's rendered image (--ocr-pdf-longest-side); part of the cache key
     render_longest_side: int = DEFAULT_LONGEST_SIDE
+    # an OmniDocBench page (:mod:`pytest_ocrmetrics.datasets.omnidocbench`): the page's ground-truth object as the
+    # benchmark's JSON has it (page_info, layout_dets, extra), scored by :mod:`pytest_ocrmetrics.metrics.omnidoc`
+    omnidoc_page: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def image_file(self) -> Path:
         """The image's path; raises ``FileNotFoundError`` naming the document and its source when there is none."""
