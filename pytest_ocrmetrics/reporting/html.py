@@ -68,6 +68,7 @@ from pytest_ocrmetrics.reporting.common import (
 )
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
 from pytest_ocrmetrics.reporting.images import ImageFinder
+from pytest_ocrmetrics.reporting.omnidoc import omnidoc_blocks_html
 from pytest_ocrmetrics.reporting.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_html", "write_html", "image_data_url", "engine_order"]
@@ -921,6 +922,7 @@ def _detail(
                  + _text_pane("Reference (ground truth)", ref_tokens, ref_shown, "no reference text recorded")
                  + _text_pane(f"Output ({doc['engine']})", hyp_tokens, hyp_shown, "no output recorded")
                  + "</div>" + _cut_note(reference, hypothesis))
+    texts.append(omnidoc_blocks_html(doc))  # an OmniDocBench page: its matched blocks and their scores
     return (f'<details class="doc" id="doc-{rank}">{summary}<div class="docbody"><div class="side">{"".join(side)}</div>'
             f'<div class="texts">{"".join(texts)}</div></div></details>')
 
@@ -1014,6 +1016,8 @@ def _paired_detail(
         panes.append(_text_pane(f"Output ({engine})", hyp_tokens, hyp_shown, "no output recorded"))
     texts.append(f'<div class="pair readings">{"".join(panes)}</div>'
                  + _cut_note(reference, *(doc.get("hypothesis") for doc in present)))
+    texts += [f'<h4>{e(engine)}</h4>{blocks}' for engine, doc in readings
+              if doc is not None and (blocks := omnidoc_blocks_html(doc))]
     return (f'<details class="doc paired" id="doc-{number}" data-dataset="{e(dataset)}">{summary}'
             f'<div class="docbody"><div class="side">{"".join(side)}</div><div class="texts">{"".join(texts)}</div>'
             f'</div></details>')
