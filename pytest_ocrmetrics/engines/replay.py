@@ -166,8 +166,8 @@ class ReplayEngine:
         if document.omnidoc_page is not None:
             markdown = next((path for path in self.markdown_candidates(document) if path.is_file()), None)
             if markdown is None and not any(path.is_file() for path in self.candidates(document)):
-                tried = ", ".join(str(p) for p in [*self.markdown_candidates(document), *self.candidates(document)])
-                raise EngineError(f"no prediction for page {document.id!r}: tried {tried} (OmniDocBench names a "
+                paths = ", ".join(str(p) for p in [*self.markdown_candidates(document), *self.candidates(document)])
+                raise EngineError(f"no prediction for page {document.id!r}: tried {paths} (OmniDocBench names a "
                                   "page's prediction after its image: <image stem>.md)")
             if markdown is not None:
                 return OcrOutput(text=_read_prediction_text(markdown), engine=self.name,

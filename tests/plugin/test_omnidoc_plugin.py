@@ -110,9 +110,9 @@ def test_each_page_is_a_test_scored_with_the_page_metrics(pytester: pytest.Pytes
         sum(v["text_block_edit"] for v in want.values()) / 3)
     tags = {tag["tag"] for tag in run["summary_by_tag"]}
     assert {"language:english", "language:simplified_chinese", "layout:double_column"} <= tags
-    result.stdout.fnmatch_lines(["OmniDocBench replay / pages: text edit * (3 pages); reading order edit * (3); "
-                                 "table TEDS *, TEDS-S *, edit * (1 page with tables); formula edit * (1 page with "
-                                 "display formulas); 3 pages evaluated"])
+    result.stdout.fnmatch_lines([("OmniDocBench replay / pages: text edit * (3 pages); reading order edit * (3); "
+                                  "table TEDS *, TEDS-S *, edit * (1 page with tables); formula edit * (1 page with "
+                                  "display formulas); 3 pages evaluated")])
     # JUnit: per page and per engine x dataset, named from the registry
     root = ET.parse(pytester.path / "out.xml").getroot()
     properties = {p.get("name") for p in root.iter("property")}

@@ -57,7 +57,7 @@ class PageScores:
 def _blocks(page: Mapping[str, Any], categories: frozenset[str]) -> list[str]:
     dets = [d for d in page.get("layout_dets") or () if isinstance(d, Mapping)
             and d.get("category_type") in categories and not d.get("ignore")]
-    dets.sort(key=lambda d: d.get("order") if isinstance(d.get("order"), (int, float)) else 1e9)
+    dets.sort(key=lambda d: float(d["order"]) if isinstance(d.get("order"), (int, float)) else 1e9)
     out = []
     for det in dets:
         value = det.get("html") or det.get("latex") or det.get("text") or ""
