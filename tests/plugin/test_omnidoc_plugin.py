@@ -288,3 +288,34 @@ def test_the_demo_with_its_own_markdown_scores_as_the_core_does(pytester: pytest
         for name in OMNIDOC_METRICS:
             if name in doc["metrics"]:
                 assert doc["metrics"][name] == (1.0 if "teds" in name else 0.0), (doc["id"], name)
+
+
+def test_deepseek_with_the_grounding_prompt_scores_pages_whose_images_are_there(pytester: pytest.Pytester) -> None:
+    """A live engine end to end: DeepSeek-OCR served (a fake chat-completions server), the grounding prompt, the
+    page images in ``images/``; the grounding tags are gone from what is scored, the Markdown (HTML table) stays."""
+    from tests.engines.conftest import load_fake_server
+    from tests.plugin.conftest import PNG_1X1
+
+    objects = make_pages(pytester.path)
+    images = pytester.path / "pages" / "images"
+    images.mkdir()
+    grounded = ("<|ref|>title<|/ref|><|det|>[[10, 10, 500, 40]]<|/det|>\n# Annual results\n\n"
+                "<|ref|>text<|/ref|><|det|>[[10, 50, 900, 90]]<|/det|>\nSales grew in every region during the year.\n\n"
+                f"<|ref|>table<|/ref|><|det|>[[10, 100, 900, 300]]<|/det|>\n{TABLE}<｜end▁of▁sentence｜>")
+    with load_fake_server().FakeChatServer() as server:
+        for image in PAGES:
+            data = PNG_1X1 + image.encode()
+            (images / image).write_bytes(data)
+            server.answer(data, grounded if image == "report.pdf_1.jpg" else GOOD[Path(image).stem])
+        result = pytester.runpytest(
+            "--ocr-dataset=pages", "--ocr-engine=deepseek", f"--ocr-engine-option=deepseek.base_url={server.base_url}",
+            "--ocr-engine-option=deepseek.prompt=<|grounding|>Convert the document to markdown.",
+            "--ocr-engine-option=deepseek.max_tokens=8192", "--ocr-engine-option=deepseek.retries=0",
+            "--ocr-no-cache", "--ocr-json=run.json", "-p", "no:randomly")
+        prompts = {r.body["messages"][0]["content"][1]["text"] for r in server.chat_requests}
+    result.assert_outcomes(passed=3)
+    assert prompts == {"<|grounding|>Convert the document to markdown."}
+    run = run_file(pytester.path / "run.json")
+    report = next(doc for doc in run["documents"] if doc["id"] == "report.pdf_1.jpg")
+    assert "<|ref|>" not in report["hypothesis"] and TABLE in report["hypothesis"]
+    assert report["metrics"] == pytest.approx(expected(objects, GOOD)["report.pdf_1.jpg"])  # as if given clean
