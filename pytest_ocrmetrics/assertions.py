@@ -22,7 +22,8 @@ from pytest_ocrmetrics.diff import worst_region
 from pytest_ocrmetrics.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, get_metric
-from pytest_ocrmetrics.scoring import DocumentScore, ScoringError, ScoringOptions, score_document, with_metrics
+from pytest_ocrmetrics.scoring import (DocumentScore, ScoringError, ScoringOptions, not_applicable, score_document,
+                                       with_metrics)
 from pytest_ocrmetrics.thresholds import Threshold, format_limit, parse_limit, resolve_threshold
 
 __all__ = [
@@ -204,6 +205,11 @@ def assert_metric(
     if resolved is None:
         raise TypeError(f"assert_metric({metric!r}) needs a threshold (none given and none in the ground truth)")
     if metric not in score.metrics:
+        if not_applicable(score, metric):  # an OmniDocBench page without a table: no value to assert on
+            raise AssertionError(
+                f"{metric} has no value for document {score.document.id!r}: the page has no such element; check "
+                f"'{metric}' in the score's metrics first, or use a threshold (--ocr-max/--ocr-min, ocr_thresholds), "
+                "which leaves such pages alone")
         needs = METRIC_NEEDS[spec.requires]
         raise AssertionError(
             f"{metric} was not computed for document {score.document.id!r}: it needs {needs}"

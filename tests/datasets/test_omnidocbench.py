@@ -222,3 +222,15 @@ def test_the_demo_ground_truth_loads_eighteen_pages_with_their_attributes() -> N
     assert {"language:english", "language:simplified_chinese", "data_source:book", "layout:double_column"} <= tags
     predictions = {p.stem for p in (DEMO / "candidates" / "demo_pred").glob("*.md")}
     assert {Path(d.id).stem for d in dataset} == predictions  # every page has its <image stem>.md
+
+
+def test_asserting_a_metric_a_page_has_no_element_for_says_so(tmp_path: Path) -> None:
+    from pytest_ocrmetrics.assertions import assert_metric
+    from pytest_ocrmetrics.engines.base import OcrOutput
+
+    [document] = load_dataset(folder(tmp_path, [page("a.jpg")])).documents
+    score = score_document(document, OcrOutput(text="# Results\n\nThe method works."), engine="e")
+    with pytest.raises(AssertionError, match="table_teds has no value for document 'a.jpg': the page has no such "
+                                             "element"):
+        assert_metric(score, "table_teds", 0.8)
+    assert assert_metric(score, "text_block_edit", 1.0) == score.metrics["text_block_edit"]
