@@ -137,6 +137,11 @@ def render_markdown(
 
     lines += _tag_lines(run, metrics)
     lines += _facts_lines(run)
+    from pytest_ocrmetrics.reporting.omnidoc import omnidoc_lines
+
+    omnidoc = omnidoc_lines(summary)  # OmniDocBench's leaderboard numbers, when the run has such pages
+    if omnidoc:
+        lines += ["", "### OmniDocBench", "", *(f"- {md_escape(line)}" for line in omnidoc)]
     if results:
         lines += ["", "### Gates", ""]
         icon = {"passed": "✅", "failed": "❌", "unmatched": "⚠️"}

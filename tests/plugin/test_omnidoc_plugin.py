@@ -97,9 +97,11 @@ def run_file(path: Path) -> dict[str, Any]:
 
 def test_each_page_is_a_test_scored_with_the_page_metrics(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
     objects = make_pages(pytester.path)
-    result = pytester.runpytest(*BASE, "--ocr-json=run.json", "--junitxml=out.xml", *plugin_args)
+    result = pytester.runpytest(*BASE, "--ocr-json=run.json", "--junitxml=out.xml", "--ocr-markdown=run.md",
+                                *plugin_args)
     result.assert_outcomes(passed=3)
     run = run_file(pytester.path / "run.json")
+    assert "### OmniDocBench" in (pytester.path / "run.md").read_text(encoding="utf-8")
     want = expected(objects, GOOD)
     got = {doc["id"]: doc["metrics"] for doc in run["documents"]}
     assert got.keys() == want.keys() and all(got[k] == pytest.approx(want[k]) for k in want)
