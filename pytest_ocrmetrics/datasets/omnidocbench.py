@@ -59,14 +59,16 @@ IMAGES_DIR = "images"
 _SNIFF_BYTES = 65_536
 _MARKERS = (b'"layout_dets"', b'"page_info"')
 _TEXT_KEYS = ("text", "latex", "html")
+_SIDECAR_FIELDS = ".fields.json"
 
 
 def is_omnidocbench_json(path: Path) -> bool:
     """Whether ``path`` looks like an OmniDocBench ground-truth file, from its first bytes only (cheap, never blocks):
-    a regular ``.json`` file whose content is a list (``[`` after any whitespace or byte-order mark) and whose first
-    64 KiB name ``layout_dets`` or ``page_info``."""
-    if path.suffix.lower() != ".json" or path.name.startswith("."):
-        return False
+    a regular ``.json`` file (not a sidecar's ``x.fields.json``) whose content is a list (``[`` after any whitespace or
+    byte-order mark) and whose first 64 KiB name ``layout_dets`` or ``page_info``."""
+    name = path.name.lower()
+    if not name.endswith(".json") or name.startswith(".") or name.endswith(_SIDECAR_FIELDS):
+        return False  # a sidecar dataset's x.fields.json (one per image) is never opened to find out
     try:
         head = read_regular_head(path, _SNIFF_BYTES)
     except (OSError, ValueError):  # NotRegularFileError (a FIFO) is an OSError: not detected, never opened

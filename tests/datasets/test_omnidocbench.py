@@ -74,6 +74,15 @@ def test_other_json_files_are_not_taken_for_the_benchmark(tmp_path: Path) -> Non
         detect_format(root)
 
 
+def test_a_sidecar_fields_file_is_never_taken_for_the_benchmark(tmp_path: Path) -> None:
+    root = tmp_path / "d"
+    root.mkdir()
+    (root / "x.png").write_bytes(PNG_1X1)
+    (root / "x.gt.txt").write_text("text", encoding="utf-8")
+    (root / "x.fields.json").write_text(json.dumps([{"page_info": {}, "layout_dets": []}]), encoding="utf-8")
+    assert detect_format(root).name == "sidecar"
+
+
 def test_two_ground_truth_files_in_one_folder_are_refused(tmp_path: Path) -> None:
     root = folder(tmp_path, [page("a.jpg")], name="one.json")
     (root / "two.json").write_text(json.dumps([page("b.jpg")]), encoding="utf-8")
