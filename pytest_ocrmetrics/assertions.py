@@ -21,7 +21,8 @@ from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import get_metric
 from pytest_ocrmetrics.metrics.thresholds import Threshold, parse_limit, resolve_threshold
 from pytest_ocrmetrics.scoring.context import OcrTestContext, current_context
-from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringOptions, score_document, with_metrics
+from pytest_ocrmetrics.scoring.document import (DocumentScore, ScoringOptions, not_applicable, score_document,
+                                                with_metrics)
 from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS, failure_message
 
 __all__ = [
@@ -109,6 +110,11 @@ def assert_metric(
     if resolved is None:
         raise TypeError(f"assert_metric({metric!r}) needs a threshold (none given and none in the ground truth)")
     if metric not in score.metrics:
+        if not_applicable(score, metric):  # an OmniDocBench page without a table: no value to assert on
+            raise AssertionError(
+                f"{metric} has no value for document {score.document.id!r}: the page has no such element; check "
+                f"'{metric}' in the score's metrics first, or use a threshold (--ocr-max/--ocr-min, ocr_thresholds), "
+                "which leaves such pages alone")
         needs = METRIC_NEEDS[spec.requires]
         raise AssertionError(
             f"{metric} was not computed for document {score.document.id!r}: it needs {needs}"

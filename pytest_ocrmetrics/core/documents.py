@@ -114,6 +114,9 @@ class Document:
     # the most pixels its image may have (the run's --ocr-max-image-pixels); a setting, not part of the document's
     # identity (equal documents compare equal whatever limit they were read under)
     max_image_pixels: int = field(default=MAX_IMAGE_PIXELS, compare=False)
+    # an OmniDocBench page (:mod:`pytest_ocrmetrics.datasets.omnidocbench`): the page's ground-truth object as the
+    # benchmark's JSON has it (page_info, layout_dets, extra), scored by :mod:`pytest_ocrmetrics.metrics.omnidoc`
+    omnidoc_page: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def image_file(self) -> Path:
         """The image's path; raises ``FileNotFoundError`` naming the document and its source when there is none."""

@@ -1,9 +1,10 @@
-"""Datasets: documents with ground truth, read from four on-disk formats detected automatically.
+"""Datasets: documents with ground truth, read from on-disk formats detected automatically.
 
 >>> from pytest_ocrmetrics.datasets import load_dataset
 >>> dataset = load_dataset("example_suites/plates/data")   # doctest: +SKIP
 
-Formats (detection order): ``ground_truth.json`` + ``images/`` (:mod:`.ground_truth_json`), a JSONL manifest
+Formats (detection order): ``ground_truth.json`` + ``images/`` (:mod:`.ground_truth_json`), an olmOCR-bench folder
+(:mod:`.olmocr_bench`), an OmniDocBench folder (:mod:`.omnidocbench`), a JSONL manifest
 (:mod:`.jsonl`), a ``<image>\\t<text>`` label file (:mod:`.label_file`), images with ``.gt.txt`` sidecars
 (:mod:`.sidecar`). This package never imports pytest.
 """

@@ -18,6 +18,7 @@ from pytest_ocrmetrics.datasets.ground_truth_json import GROUND_TRUTH_FILE, Grou
 from pytest_ocrmetrics.datasets.jsonl import JsonlManifestLoader
 from pytest_ocrmetrics.datasets.label_file import LabelFileLoader
 from pytest_ocrmetrics.datasets.olmocr_bench import OlmocrBenchLoader
+from pytest_ocrmetrics.datasets.omnidocbench import OmniDocBenchLoader
 from pytest_ocrmetrics.datasets.sidecar import GT_SUFFIX, IMAGE_SUFFIXES, SidecarLoader
 
 __all__ = ["LOADERS", "load_dataset", "detect_format", "dataset_name", "split_dataset_argument",
@@ -26,6 +27,7 @@ __all__ = ["LOADERS", "load_dataset", "detect_format", "dataset_name", "split_da
 LOADERS: tuple[DatasetLoader, ...] = (
     GroundTruthJsonLoader(),
     OlmocrBenchLoader(),
+    OmniDocBenchLoader(),
     JsonlManifestLoader(),
     LabelFileLoader(),
     SidecarLoader(),

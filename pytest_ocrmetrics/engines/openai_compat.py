@@ -4,20 +4,10 @@ vLLM, SGLang, Ollama, LM Studio, llama.cpp's server and hosted APIs all speak th
 request: a user message whose content is the page as a base64 ``data:`` URL followed by the prompt. Settings
 (``--ocr-engine-option openai.KEY=VALUE`` or the ini key ``ocr_engine_options``):
 
-=============== ============================================================================================
-base_url        the server, e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended; required)
-model           the model name the server serves (required; ``--ocr-engine=openai:MODEL`` sets it too)
-prompt          the instruction sent after the image (default: :data:`DEFAULT_PROMPT`)
-system          an optional system message
-max_tokens      the answer's token limit (default 4096); hitting it marks the output ``truncated``
-temperature     sampling temperature (default 0: reproducible outputs, which the cache relies on)
-api_key_env     the name of the environment variable holding the API key (default: none, no key sent)
-extra_body      a JSON object merged into the request body, e.g. ``{"top_k": 1}``
-timeout         seconds to wait for one answer (default 120)
-retries         extra attempts on 429/5xx/connection errors (default 3)
-max_response_mb the most of one answer read, in MiB (default 64); a larger answer errors its document
-mode            ``text`` (default: transcribe) or ``fields`` (ask for the document's fields as one JSON object)
-=============== ============================================================================================
+=============== =====================================================================================
+In ``markdown`` mode the default prompt is :data:`DEFAULT_MARKDOWN_PROMPT` and the answer's Markdown is kept as the
+output's text; only a code fence wrapping the whole answer (```` ```markdown ... ``` ````, which chat models like to
+add) is removed. The untouched answer stays in ``OcrOutput.raw``.
 
 In ``fields`` mode the prompt lists the document's field names (from its ground-truth ``fields``, else the
 ``properties`` of its JSON schema) and the answer is parsed into ``OcrOutput.fields``, so ``assert_field_f1`` and
@@ -68,6 +58,9 @@ __all__ = [
     "OPENAI_SPEC",
     "DEFAULT_PROMPT",
     "DEFAULT_FIELDS_PROMPT",
+    "DEFAULT_MARKDOWN_PROMPT",
+    "MODES",
+    "unwrap_markdown_fence",
     "OpenAIChatEngine",
     "ChatCompletionsEngine",
     "ChatCompletionsClient",
@@ -85,6 +78,16 @@ DEFAULT_PROMPT = (
     "Transcribe all text in this image exactly as it appears, in reading order, keeping line breaks. "
     "Output only the transcribed text, without any commentary or formatting."
 )
+DEFAULT_MARKDOWN_PROMPT = (
+    "Convert this document page to Markdown. Recognise all text exactly as printed, without guessing, in reading "
+    "order, keeping the structure (headings, paragraphs, lists). Write every table in HTML, wrapped in <table> and "
+    "</table>. Write mathematical formulas in LaTeX: inline ones as \\( ... \\), display ones as \\[ ... \\]. "
+    "Ignore figures: do not describe or convert images. Separate titles, paragraphs, lists and tables by blank lines. "
+    "Output only the Markdown."
+)
+"""The ``markdown`` mode's prompt, after the instructions OmniDocBench gives general vision-language models (HTML
+tables, LaTeX formulas, no figure descriptions, blocks separated by blank lines), so the output segments the way the
+benchmark's matcher expects."""
 DEFAULT_FIELDS_PROMPT = (
     "Extract these fields from the document image: {fields}. Answer with one JSON object whose keys are exactly "
     "these field names and whose values are the text as printed in the document (null when a field is absent). "
@@ -267,6 +270,29 @@ def field_names(document: Document) -> list[str]:
     )
 
 
+MODES = ("text", "fields", "markdown")
+"""The ``openai.mode`` values."""
+
+_DEFAULT_PROMPTS = {"text": DEFAULT_PROMPT, "fields": DEFAULT_FIELDS_PROMPT, "markdown": DEFAULT_MARKDOWN_PROMPT}
+
+_MARKDOWN_FENCE = re.compile(r"^\s*```(?:markdown|md|Markdown|MD)?[ \t]*\n(.*?)\n?```\s*$", re.DOTALL)
+
+
+def unwrap_markdown_fence(content: str) -> str:
+    r"""A Markdown answer without the code fence that wraps all of it, when one does (else the answer unchanged): a
+    fence inside the answer (a code block of the page) stays.
+
+    >>> unwrap_markdown_fence("```markdown\n# Title\n\nText\n```")
+    '# Title\n\nText'
+    >>> unwrap_markdown_fence("# Title\n\n```python\nx = 1\n```")
+    '# Title\n\n```python\nx = 1\n```'
+    """
+    fenced = _MARKDOWN_FENCE.match(content)
+    if fenced is None or "```" in fenced.group(1):
+        return content
+    return fenced.group(1)
+
+
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 
@@ -415,12 +441,12 @@ class OpenAIChatEngine(ChatCompletionsEngine):
         mode: str = "text",
         max_response_mb: float = MAX_RESPONSE_BYTES / 2**20,
     ) -> None:
-        if mode not in ("text", "fields"):
-            raise EngineOptionError(f"openai.mode must be 'text' or 'fields', got {mode!r}")
+        if mode not in MODES:
+            raise EngineOptionError(f"openai.mode must be 'text', 'fields' or 'markdown', got {mode!r}")
         super().__init__(
             base_url=base_url,
             model=model,
-            prompt=prompt if prompt is not None else (DEFAULT_FIELDS_PROMPT if mode == "fields" else DEFAULT_PROMPT),
+            prompt=prompt if prompt is not None else _DEFAULT_PROMPTS[mode],
             max_tokens=max_tokens,
             temperature=temperature,
             api_key=api_key,
@@ -472,6 +498,8 @@ class OpenAIChatEngine(ChatCompletionsEngine):
                 fields = value
             else:
                 metadata["fields_error"] = problem or f"the answer is JSON but not an object ({type(value).__name__})"
+        elif self.mode == "markdown":
+            text = unwrap_markdown_fence(answer.content)
         return OcrOutput(
             text=text,
             engine=self.name,
@@ -496,7 +524,8 @@ _OPENAI_OPTIONS: dict[str, str] = {
     "retries": "extra attempts on HTTP 429/5xx and connection errors (default 3)",
     "max_response_mb": "the most of one answer read, in MiB (default 64; a positive number, no 'off'); a larger "
                        "answer errors its document",
-    "mode": "text (transcribe, default) or fields (ask for the document's fields as JSON)",
+    "mode": "text (transcribe, default), fields (ask for the document's fields as JSON) or markdown (the page as "
+            "Markdown with HTML tables and LaTeX formulas, for OmniDocBench datasets)",
 }
 
 
@@ -523,8 +552,8 @@ def check_openai_settings(arg: str | None, options: Mapping[str, str]) -> dict[s
             "(the name the server lists at BASE_URL/models)"
         )
     mode = (settings.get("mode") or "").strip() or "text"
-    if mode not in ("text", "fields"):
-        raise EngineOptionError(f"openai.mode must be 'text' or 'fields', got {settings['mode']!r}")
+    if mode not in MODES:
+        raise EngineOptionError(f"openai.mode must be 'text', 'fields' or 'markdown', got {settings['mode']!r}")
     return dict(
         base_url=base_url,
         model=model,

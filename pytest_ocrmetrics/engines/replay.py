@@ -22,6 +22,11 @@ A document that is a PDF page (an olmOCR-bench dataset, id ``<pdf path without .
 benchmark's candidate files instead: every ``DIR/<id>_repeat<r>.md``, in order of ``r``; the first is the output's
 text and all of them are its ``metadata["repeats"]`` (facts are checked on each, :mod:`pytest_ocrmetrics.scoring.document`).
 
+A page of an OmniDocBench dataset (a document with ``omnidoc_page``, id the page's image path ``x.pdf_3.jpg``) is read
+from the benchmark's prediction naming first: ``DIR/<image stem>.md`` (``DIR/x.pdf_3.md``; in the id's sub-folder,
+then flat in ``DIR``), else from the ``.txt`` files above. The Markdown is kept as it is (one trailing newline
+removed).
+
 A missing prediction raises :class:`~pytest_ocrmetrics.engines.base.EngineError` naming the paths tried, so that
 document's test errors. Settings: ``replay.dir`` (instead of ``:DIR``).
 """
@@ -145,10 +150,28 @@ class ReplayEngine:
                          metadata={"prediction": str(files[0]), "repeats": texts,
                                    "repeat_files": [str(path) for path in files]})
 
+    def markdown_candidates(self, document: Document) -> list[Path]:
+        """The benchmark's prediction files of an OmniDocBench page, in order: ``<image stem>.md`` in the id's
+        sub-folder of ``DIR``, then flat in ``DIR``."""
+        doc_id = PurePosixPath(document.id)
+        tried = [self.directory / doc_id.parent / f"{doc_id.stem}.md"]
+        if doc_id.parent != PurePosixPath("."):
+            tried.append(self.directory / f"{doc_id.stem}.md")
+        return tried
+
     def recognize(self, document: Document) -> OcrOutput:
         start = time.perf_counter()
         if document.page is not None:
             return self._recognize_repeats(document, start)
+        if document.omnidoc_page is not None:
+            markdown = next((path for path in self.markdown_candidates(document) if path.is_file()), None)
+            if markdown is None and not any(path.is_file() for path in self.candidates(document)):
+                paths = ", ".join(str(p) for p in [*self.markdown_candidates(document), *self.candidates(document)])
+                raise EngineError(f"no prediction for page {document.id!r}: tried {paths} (OmniDocBench names a "
+                                  "page's prediction after its image: <image stem>.md)")
+            if markdown is not None:
+                return OcrOutput(text=_read_prediction_text(markdown), engine=self.name,
+                                 elapsed_s=time.perf_counter() - start, metadata={"prediction": str(markdown)})
         found, json_listed = self._listed_prediction(document.id)
         if found is not None:
             try:
@@ -291,6 +314,7 @@ SPEC = EngineSpec(
     name="replay",
     factory=create,
     check=check,
-    options={"dir": "directory of predictions (<id>.txt or <stem>.txt, optional .json); same as replay:DIR"},
+    options={"dir": "directory of predictions (<id>.txt or <stem>.txt, optional .json; <stem>.md for OmniDocBench "
+                    "pages); same as replay:DIR"},
     description="reads predictions made elsewhere from DIR/<id>.txt (or <stem>.txt) and optional .json fields",
 )

@@ -27,7 +27,7 @@ class MetricSpec:
     name: str
     title: str
     better: Direction
-    requires: Literal["text", "lines", "fields", "schema", "answers", "facts", "tasks"] = "text"
+    requires: Literal["text", "lines", "fields", "schema", "answers", "facts", "tasks", "omnidoc"] = "text"
     aggregation: Literal["micro", "mean"] = "mean"
     numerator: str | None = None  # key in the document's counts[name] summed for the micro value
     denominator: str | None = None
@@ -136,6 +136,28 @@ _SPECS = (
                description="page-level facts (olmOCR-bench types) passed / facts; a fact passes when a strict "
                            "majority of the page's repeats pass it",
                specification="olmOCR-bench, page-level facts"),
+    # OmniDocBench's end-to-end page scores (pytest_ocrmetrics.metrics.omnidoc), on pages of an OmniDocBench dataset
+    # only; a page without the element (no table, no display formula) has no value, so the mean is over the pages
+    # that have it, as the benchmark's leaderboard averages
+    MetricSpec("text_block_edit", "Text edit", "lower", "omnidoc", "mean", specification="OmniDocBench",
+               description="OmniDocBench text-block edit distance: the output's Markdown text blocks matched to the "
+                           "page's annotated text blocks (headers, footers, page numbers, captions ignored), the "
+                           "normalized edit distance of the matched pairs, summed edits / summed lengths per page"),
+    MetricSpec("reading_order_edit", "Order edit", "lower", "omnidoc", "mean", specification="OmniDocBench",
+               description="OmniDocBench reading-order edit distance: the normalized edit distance between the "
+                           "annotated order of the matched text blocks and the order they appear in the output"),
+    MetricSpec("table_edit", "Table edit", "lower", "omnidoc", "mean", specification="OmniDocBench",
+               description="OmniDocBench table edit distance: edit distance of each matched table's HTML, summed "
+                           "edits / summed lengths over the page's tables"),
+    MetricSpec("table_teds", "TEDS", "higher", "omnidoc", "mean", specification="OmniDocBench",
+               description="OmniDocBench table TEDS: tree-edit-distance similarity of each matched table's HTML "
+                           "tree, structure and cell text, averaged over the page's tables"),
+    MetricSpec("table_teds_s", "TEDS-S", "higher", "omnidoc", "mean", specification="OmniDocBench",
+               description="OmniDocBench table TEDS-S: TEDS on structure only (cell text ignored), averaged over "
+                           "the page's tables"),
+    MetricSpec("formula_edit", "Formula edit", "lower", "omnidoc", "mean", specification="OmniDocBench",
+               description="OmniDocBench display-formula edit distance: normalized edit distance of each matched "
+                           "display formula's LaTeX, summed edits / summed lengths per page"),
 )
 
 METRICS: dict[str, MetricSpec] = {spec.name: spec for spec in _SPECS}

@@ -15,7 +15,7 @@ from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOu
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
 from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrCase, printable_id
-from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, with_metrics
+from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, not_applicable, with_metrics
 from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds, parse_limit
 
 
@@ -168,7 +168,8 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
         if threshold.metric in asserted:
             continue
         if threshold.metric not in score.metrics:  # the document lacks what it needs (fields, a schema, a text)
-            context.unchecked.append(threshold.metric)  # listed in the run file, said under the summary
+            if not not_applicable(score, threshold.metric):  # a page without a table: no value, nothing to check
+                context.unchecked.append(threshold.metric)  # listed in the run file, said under the summary
             continue
         check = threshold.check(score.metrics[threshold.metric])
         context.checks.append(check)

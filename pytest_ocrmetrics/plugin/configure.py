@@ -84,11 +84,13 @@ def _datasets_only(config: pytest.Config, settings: OcrSettings) -> bool:
     return given_on_command_line and config.args_source != pytest.Config.ArgsSource.ARGS
 
 
-JUNIT_DEFAULT_METRICS = frozenset({"cer", "wer", "field_f1"})
+JUNIT_DEFAULT_METRICS = frozenset({"cer", "wer", "field_f1", "text_block_edit", "reading_order_edit", "table_edit",
+                                   "table_teds", "table_teds_s", "formula_edit"})
+"""CER, WER, field F1 and OmniDocBench's page metrics (only pages of an OmniDocBench dataset have them)."""
 
 
 def _junit_metrics(settings: OcrSettings, gates: tuple[Any, ...], tolerances: dict[str, Any]) -> frozenset[str] | None:
-    """The metrics a JUnit testcase carries with ``--ocr-junit-properties=default``: CER, WER and field F1, those with
+    """The metrics a JUnit testcase carries with ``--ocr-junit-properties=default``: :data:`JUNIT_DEFAULT_METRICS`, those with
     a threshold, a gate or a regression tolerance, and the ``--ocr-metric`` extras (a test adds what it checked);
     None (every computed metric) with ``all``. A dozen properties per testcase cost pytest about a tenth of a
     millisecond each to carry and write."""

@@ -70,6 +70,10 @@ th[aria-sort=descending] button.sort::after { content: "\\25BC"; color: var(--ac
 table.facts td.explanation { min-width: 16em; max-width: 42em; word-break: break-word; }
 table.facts td.fact-id { overflow-wrap: anywhere; min-width: 8em; }
 .facts-rates { margin-top: 10px; }
+.omnidoc { margin-top: 10px; }
+table.omnidoc-blocks td { vertical-align: top; }
+table.omnidoc-blocks pre.block { margin: 0; white-space: pre-wrap; word-break: break-word; max-width: 36em;
+  max-height: 16em; overflow: auto; font-size: 12px; }
 pre.excerpt { margin: 0; padding: 2px 6px; background: var(--panel); border: 1px solid var(--line); border-radius: 4px;
   white-space: pre-wrap; word-break: break-word; min-width: 16em;
   font: 12px/1.45 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace;

@@ -107,6 +107,7 @@ def render_markdown(
     lines += _summary_lines(run, metrics, comparison)
     lines += _tag_lines(run, metrics)
     lines += _facts_lines(run)
+    lines += _omnidoc_lines(run)
     lines += _gate_lines(results)
     if comparison is not None:
         lines += ["", *_comparison_lines(comparison)]
@@ -136,6 +137,14 @@ def _summary_lines(run: Mapping[str, Any], metrics: Sequence[str], comparison: C
     if comparison is not None:
         note += "; in brackets the change against the baseline over the documents in both runs (bold: regression)"
     return [*_table(header, rows, ["l", "l", "r", "r", "r", "r"] + ["r"] * len(metrics)), "", f"<sub>{note}.</sub>"]
+
+
+def _omnidoc_lines(run: Mapping[str, Any]) -> list[str]:
+    """OmniDocBench's leaderboard numbers per engine x dataset, when the run has such pages."""
+    from pytest_ocrmetrics.reporting.omnidoc import omnidoc_lines
+
+    lines = omnidoc_lines(run.get("summary", ()) or ())
+    return ["", "### OmniDocBench", "", *(f"- {md_escape(line)}" for line in lines)] if lines else []
 
 
 def _summary_value(metric: str, stats: Mapping[str, Any] | None, agg: Any) -> str:

@@ -122,6 +122,9 @@ def render_summary(run: Mapping[str, Any], *, mode: str = "short",
         lines.append(f"{replaced} character{'s' if replaced != 1 else ''} that cannot be written (lone surrogates, "
                      "non-characters such as U+FFFE) replaced with U+FFFD in every report")
     lines += facts_lines(run.get("facts_summary") or ())
+    from pytest_ocrmetrics.reporting.omnidoc import omnidoc_lines
+
+    lines += omnidoc_lines(rows)
     normalization = run["normalization"]
     if rows:  # a table to explain
         lines.append(f"rates are micro averages over documents (sum of errors / sum of reference length) unless "

@@ -18,7 +18,22 @@ from pytest_ocrmetrics.metrics.normalize import get_profile
 
 __all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "document_record",
            "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction", "MAX_SCORED_CHARACTERS", "OutputTooLong",
-           "check_output_length", "output_too_long_reason", "OUTPUT_LIMIT_SETTING"]
+           "check_output_length", "output_too_long_reason", "OUTPUT_LIMIT_SETTING", "score_omnidoc_page", "not_applicable"]
+
+
+def not_applicable(score: "DocumentScore", metric: str) -> bool:
+    """Whether ``metric`` does not apply to the scored document by its nature (an OmniDocBench page without a table
+    has no ``table_teds``): a threshold on it is neither failed nor reported as unchecked.
+
+    Args:
+        score: the document's score.
+        metric: a registered metric name.
+
+    Returns:
+        True when the document's scorer said the metric has no value for it.
+    """
+    omnidoc = score.details.get("omnidoc")
+    return isinstance(omnidoc, Mapping) and metric in (omnidoc.get("absent") or ())
 
 
 class ScoringError(ValueError):
@@ -336,6 +351,28 @@ def _score_task(task: Mapping[str, Any], output: OcrOutput, options: ScoringOpti
     return downstream_task(str(task.get("type")), predicted, task.get("reference")), source
 
 
+def score_omnidoc_page(page: Mapping[str, Any], text: str, metrics: dict[str, float], details: dict[str, Any]) -> None:
+    """Add OmniDocBench's page scores of ``text`` (the engine's Markdown) to ``metrics``, and to ``details["omnidoc"]``
+    the matched blocks (for the reports) and the metrics the page has no element for (``absent``: no value, so
+    neither a failure nor an unchecked threshold; the mean is over the pages that have the element).
+
+    Args:
+        page: the page's ground-truth object (``Document.omnidoc_page``).
+        text: the output's text.
+        metrics: the document's metric values, updated in place.
+        details: the document's details, updated in place.
+    """
+    from dataclasses import asdict
+
+    from pytest_ocrmetrics.metrics.omnidoc import score_page
+
+    scores = score_page(page, text)
+    values = scores.as_dict()
+    metrics.update({name: float(value) for name, value in values.items() if value is not None})
+    details["omnidoc"] = {"absent": [name for name, value in values.items() if value is None],
+                          "matches": [asdict(match) for match in scores.matches]}
+
+
 _DEFAULT_OPTIONS = ScoringOptions()
 
 
@@ -469,6 +506,9 @@ def score_document(document: Document, output: OcrOutput, *, engine: str, option
             metrics["fact_pass_rate"] = sum(checked) / len(checked)
             counts["fact_pass_rate"] = {"passed": sum(checked), "total": len(checked)}
         details["facts"] = [result.to_dict() for result in results]
+
+    if document.omnidoc_page is not None:  # a page of an OmniDocBench dataset: the benchmark's page scores
+        score_omnidoc_page(document.omnidoc_page, output.text, metrics, details)
 
     return DocumentScore(
         document=document,

@@ -21,7 +21,8 @@ __all__ = ["METRIC_NEEDS", "failure_message", "fact_failure_line", "field_lines"
 #: was not computed)
 METRIC_NEEDS = {"fields": "ground-truth fields", "schema": "a JSON schema", "lines": "a reference text",
                 "text": "a reference text", "answers": "accepted answers", "facts": "page-level facts",
-                "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)"}
+                "tasks": "ground-truth fields or tasks (and --ocr-metric=task_success)",
+                "omnidoc": "an OmniDocBench page (a dataset in OmniDocBench's ground-truth format)"}
 
 _MAX_FIELD_LINES = 10
 _MAX_VALUE_LENGTH = 60

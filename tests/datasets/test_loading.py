@@ -11,7 +11,7 @@ from pytest_ocrmetrics.datasets import LOADERS, DatasetError, DatasetLoader, det
 
 
 def test_every_builtin_loader_satisfies_the_protocol() -> None:
-    assert [loader.name for loader in LOADERS] == ["ground_truth_json", "olmocr_bench", "jsonl", "label_file", "sidecar"]
+    assert [loader.name for loader in LOADERS] == ["ground_truth_json", "olmocr_bench", "omnidocbench", "jsonl", "label_file", "sidecar"]
     assert all(isinstance(loader, DatasetLoader) for loader in LOADERS)
 
 

@@ -12,6 +12,7 @@ import pytest
 from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, OcrEngine
 from pytest_ocrmetrics.engines.openai_compat import (
+    DEFAULT_MARKDOWN_PROMPT,
     DEFAULT_PROMPT,
     OPENAI_SPEC,
     OpenAIChatEngine,
@@ -105,7 +106,7 @@ def test_a_named_but_missing_api_key_variable_is_a_usage_error(chat_server, monk
         ({"openai.base_url": "http://h/v1", "openai.model": "m", "openai.colour": "red"}, None, "unknown setting openai.colour"),
         ({"openai.base_url": "http://h/v1", "openai.model": "m", "openai.max_tokens": "many"}, None, "openai.max_tokens must be a whole number >= 1"),
         ({"openai.base_url": "http://h/v1", "openai.model": "m", "openai.extra_body": "[1]"}, None, "JSON object"),
-        ({"openai.base_url": "http://h/v1", "openai.model": "m", "openai.mode": "poetry"}, None, "'text' or 'fields'"),
+        ({"openai.base_url": "http://h/v1", "openai.model": "m", "openai.mode": "poetry"}, None, "'text', 'fields' or 'markdown'"),
         ({"openai.base_url": "http://h/v1", "openai.model": "m", "openai.timeout": "0"}, None, "positive"),
         ({"openai.base_url": "http://h/v1", "openai.model": "m", "openai.timeout": "nan"}, None, "positive number of seconds"),
     ],
@@ -237,6 +238,22 @@ def test_fields_mode_cache_key_changes_with_the_field_names(chat_server, make_do
     assert cache.key(a, engine) != cache.key(b, engine)
     text_engine = engine_for(chat_server)
     assert cache.key(a, text_engine) == cache.key(b, text_engine)
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("```markdown\n# Title\n\n<table><tr><td>1</td></tr></table>\n```", "# Title\n\n<table><tr><td>1</td></tr></table>"),
+    ("# Title\n\n$$\nE = mc^2\n$$", "# Title\n\n$$\nE = mc^2\n$$"),  # no fence: kept as it is
+    ("Intro\n\n```python\nx = 1\n```", "Intro\n\n```python\nx = 1\n```"),  # a code block of the page stays
+])
+def test_markdown_mode_asks_for_markdown_and_keeps_it(chat_server, make_document, answer, text):
+    document = make_document("page")
+    chat_server.answer(document.image_bytes(), answer)
+    engine = engine_for(chat_server, **{"openai.mode": "markdown"})
+    output = engine.recognize(document)
+    prompt = chat_server.chat_requests[0].body["messages"][0]["content"][1]["text"]
+    assert prompt == DEFAULT_MARKDOWN_PROMPT and "HTML" in prompt and "LaTeX" in prompt
+    assert output.text == text and output.raw == answer
+    assert engine.identity()["mode"] == "markdown"  # a cached text-mode output is never served for it
 
 
 def test_parse_json_answer_reports_what_went_wrong():

@@ -12,6 +12,7 @@ from pytest_ocrmetrics.reporting.common import (
     format_delta,
     format_value,
 )
+from pytest_ocrmetrics.reporting.omnidoc import omnidoc_blocks_html
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
 from pytest_ocrmetrics.reporting.html.confusions import top_confusions
 from pytest_ocrmetrics.reporting.html.markup import ChangeClasses, e, metric_title
@@ -131,6 +132,7 @@ def document_detail(
                  + text_pane("Reference (ground truth)", ref_tokens, ref_shown, "no reference text recorded")
                  + text_pane(f"Output ({doc['engine']})", hyp_tokens, hyp_shown, "no output recorded")
                  + "</div>" + cut_note(reference, hypothesis))
+    texts.append(omnidoc_blocks_html(doc))  # an OmniDocBench page: its matched blocks and their scores
     return (f'<details class="doc" id="doc-{rank}">{summary}<div class="docbody"><div class="side">{"".join(side)}</div>'
             f'<div class="texts">{"".join(texts)}</div></div></details>')
 

@@ -19,6 +19,7 @@ from pytest_ocrmetrics.reporting.html.detail import cut_note, reading_extras, sh
 from pytest_ocrmetrics.reporting.html.markup import ChangeClasses, e, metric_title, sort_value
 from pytest_ocrmetrics.reporting.html.thumbnails import image_html
 from pytest_ocrmetrics.reporting.images import ImageFinder
+from pytest_ocrmetrics.reporting.omnidoc import omnidoc_blocks_html
 from pytest_ocrmetrics.runfile.read import doc_key
 
 
@@ -46,6 +47,8 @@ def paired_detail(
              for engine, doc in readings if doc is not None and doc.get("message")]
     texts += _metrics_table(readings, present, metrics, comparison, changes)
     texts.append(_reading_panes(readings, present, word_options))
+    texts += [f'<h4>{e(engine)}</h4>{blocks}' for engine, doc in readings
+              if doc is not None and (blocks := omnidoc_blocks_html(doc))]
     return (f'<details class="doc paired" id="doc-{number}" data-dataset="{e(dataset)}">{summary}'
             f'<div class="docbody"><div class="side">{"".join(side)}</div><div class="texts">{"".join(texts)}</div>'
             f'</div></details>')
