@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Levenshtein
@@ -88,15 +89,22 @@ def _ratio(a: str, b: str) -> float:
     return Levenshtein.distance(a, b) / max(len(a), len(b))
 
 
+@lru_cache(maxsize=8192)
 def _window_distance(long: str, short: str) -> float:
-    """The smallest ``d(window, short) / len(short)`` over the windows of ``long`` as long as ``short``."""
+    """The smallest ``d(window, short) / len(short)`` over the windows of ``long`` as long as ``short``.
+
+    Each window's distance is computed only below the best so far (rapidfuzz's ``score_cutoff``), which returns the
+    same minimum; results are cached, since the split-block search asks for the same pairs again and again.
+    """
     size = len(short)
-    best = float("inf")
+    best = size + 1
     for start in range(len(long) - size + 1):
-        best = min(best, Levenshtein.distance(long[start:start + size], short, score_cutoff=None) / size)
-        if best == 0.0:
-            break
-    return best
+        distance = Levenshtein.distance(long[start:start + size], short, score_cutoff=best - 1)
+        if distance < best:
+            best = distance
+            if best == 0:
+                break
+    return best / size
 
 
 def _pred_in_gt(gt: str, pred: str) -> float | None:
@@ -552,6 +560,7 @@ def quick_match(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]
     free_pred = [i for i in range(len(pred.norm)) if i not in taken]
     entries = _quick_core([gt.norm[i] for i in kept], [pred.norm[i] for i in free_pred])
     pairs = _finish(entries, kept, free_pred, gt, pred, gt_items, pred_items, formulas_as_arrays=True)
+    _window_distance.cache_clear()  # the cache serves one page: it must not keep a long run's texts alive
     return pairs + ignored_pairs
 
 

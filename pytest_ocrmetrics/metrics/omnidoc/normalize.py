@@ -38,6 +38,7 @@ def _latex_to_text():  # pylatexenc is imported on first use: `import pytest_ocr
     return LatexNodes2Text().latex_to_text
 
 
+@lru_cache(maxsize=4096)
 def latex_to_unicode(latex: str) -> str:
     """LaTeX to plain Unicode text with pylatexenc, as the benchmark does for inline formulas and text-like formulas.
 
