@@ -241,7 +241,7 @@ def _check(page: Mapping[str, Any], prediction: str) -> None:
         raise OmniDocInputError(f"the prediction has {len(prediction):,} characters, more than the "
                                 f"{MAX_PREDICTION_CHARS:,} an OmniDocBench page is scored on.")
     if not isinstance(page, Mapping) or not isinstance(page.get("layout_dets"), list):
-        raise OmniDocInputError("the ground-truth page has no 'layout_dets' list; is it an OmniDocBench page?")
+        raise OmniDocInputError("the ground-truth page has no 'layout_dets' list, so it is not an OmniDocBench page.")
     for number, item in enumerate(page["layout_dets"]):
         if not isinstance(item, Mapping) or "category_type" not in item:
             raise OmniDocInputError(f"layout_dets[{number}] of the ground-truth page has no 'category_type'.")

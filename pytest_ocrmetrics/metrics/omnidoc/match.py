@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -89,6 +90,18 @@ def _ratio(a: str, b: str) -> float:
     return Levenshtein.distance(a, b) / max(len(a), len(b))
 
 
+# The split/merge search compares every window of one block with another: on a runaway prediction (one paragraph of
+# a megabyte, or a hundred thousand tiny ones) that is hours. The benchmark stops the quick match after 30 s of wall
+# time and falls back to its simple match; this budget does the same deterministically, counted in 64-bit words of
+# rapidfuzz's bit-parallel Levenshtein (plus a fixed cost per call). Real pages use well under a thousandth of it.
+WINDOW_BUDGET = 400_000_000
+_budget: ContextVar[list[int]] = ContextVar("omnidoc_window_budget")
+
+
+class _OverBudget(Exception):
+    """The quick match would take too long: fall back to the simple match."""
+
+
 @lru_cache(maxsize=8192)
 def _window_distance(long: str, short: str) -> float:
     """The smallest ``d(window, short) / len(short)`` over the windows of ``long`` as long as ``short``.
@@ -97,8 +110,14 @@ def _window_distance(long: str, short: str) -> float:
     same minimum; results are cached, since the split-block search asks for the same pairs again and again.
     """
     size = len(short)
+    windows = len(long) - size + 1
+    remaining = _budget.get(None)
+    if remaining is not None:
+        remaining[0] -= windows * size * (size // 64 + 1) + 64
+        if remaining[0] < 0:
+            raise _OverBudget
     best = size + 1
-    for start in range(len(long) - size + 1):
+    for start in range(windows):
         distance = Levenshtein.distance(long[start:start + size], short, score_cutoff=best - 1)
         if distance < best:
             best = distance
@@ -503,22 +522,8 @@ def _as_array(lines: list[str]) -> str:
     return "\\begin{array}{l} " + rows + " \\end{array}"
 
 
-def quick_match(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]) -> list[Pair]:
-    """Match a page's ground-truth text and formula blocks to its predicted blocks (the benchmark's quick match).
-
-    Args:
-        gt_items: the page's ground-truth blocks of the text and display-formula categories, sorted by ``order``.
-        pred_items: the predicted text and formula blocks (tables not matched to a ground-truth table included).
-
-    Returns:
-        The pairs, ignored categories included (their ``gt_category`` says so); ``complete=False`` marks an entry
-        the benchmark skips.
-    """
-    gt_items = split_array_formulas_gt(gt_items)
-    order = sorted(range(len(pred_items)),
-                   key=lambda i: (pred_items[i].kind == "equation_inline", pred_items[i].position, i))
-    pred_items = split_array_formulas_pred([pred_items[i] for i in order])
-
+def _lines(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]) -> tuple[_Lines, _Lines]:
+    """The kept lines of both sides: raw and normalised text both non-empty (the benchmark's filter)."""
     gt = _Lines([], [], [])
     for item in gt_items:
         line = _gt_line(item)
@@ -533,6 +538,39 @@ def quick_match(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]
             pred.raw.append(raw)
             pred.norm.append(norm)
             pred.categories.append(block.kind)
+    return gt, pred
+
+
+def quick_match(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]) -> list[Pair]:
+    """Match a page's ground-truth text and formula blocks to its predicted blocks (the benchmark's quick match).
+
+    When the split/merge search would exceed :data:`WINDOW_BUDGET`, the page falls back to :func:`simple_text_match`,
+    as the benchmark does when its quick match runs past 30 seconds.
+
+    Args:
+        gt_items: the page's ground-truth blocks of the text and display-formula categories, sorted by ``order``.
+        pred_items: the predicted text and formula blocks (tables not matched to a ground-truth table included).
+
+    Returns:
+        The pairs, ignored categories included (their ``gt_category`` says so); ``complete=False`` marks an entry
+        the benchmark skips.
+    """
+    token = _budget.set([WINDOW_BUDGET])
+    try:
+        return _quick_match(gt_items, pred_items)
+    except _OverBudget:
+        return simple_text_match(gt_items, pred_items)
+    finally:
+        _budget.reset(token)
+        _window_distance.cache_clear()  # the cache serves one page: it must not keep a long run's texts alive
+
+
+def _quick_match(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]) -> list[Pair]:
+    gt_items = split_array_formulas_gt(gt_items)
+    order = sorted(range(len(pred_items)),
+                   key=lambda i: (pred_items[i].kind == "equation_inline", pred_items[i].position, i))
+    pred_items = split_array_formulas_pred([pred_items[i] for i in order])
+    gt, pred = _lines(gt_items, pred_items)
 
     if not gt.norm or not pred.norm:
         pairs = []
@@ -560,8 +598,48 @@ def quick_match(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]
     free_pred = [i for i in range(len(pred.norm)) if i not in taken]
     entries = _quick_core([gt.norm[i] for i in kept], [pred.norm[i] for i in free_pred])
     pairs = _finish(entries, kept, free_pred, gt, pred, gt_items, pred_items, formulas_as_arrays=True)
-    _window_distance.cache_clear()  # the cache serves one page: it must not keep a long run's texts alive
     return pairs + ignored_pairs
+
+
+def simple_text_match(gt_items: list[dict[str, Any]], pred_items: list[PredictedBlock]) -> list[Pair]:
+    """The benchmark's fallback match: one Hungarian assignment on normalised edit distance, no split or merge.
+
+    As in the benchmark, the prediction at index 0 gets no position or kind (it tests the index for truth), and the
+    predictions left unassigned form one prediction-only pair.
+
+    Args:
+        gt_items: as for :func:`quick_match`.
+        pred_items: as for :func:`quick_match`.
+
+    Returns:
+        The pairs.
+    """
+    gt, pred = _lines(gt_items, pred_items)
+    pairs: list[Pair] = []
+    if not gt.norm:
+        if pred.norm:
+            every = list(range(len(pred.norm)))
+            pairs.append(Pair([], every, pred="".join(pred.raw), norm_pred="".join(pred.norm),
+                              pred_category=pred_items[0].kind, pred_position=pred_items[0].position))
+        return pairs
+    if not pred.norm:
+        return [Pair([g], [], gt=gt.raw[g], norm_gt=gt.norm[g], gt_category=gt.categories[g],
+                     gt_position=[_gt_order(gt_items[g])]) for g in range(len(gt.norm))]
+    assignment, unmatched = simple_match(gt.norm, pred.norm)
+    for g, p, edit in assignment:
+        pair = Pair([g], [] if p is None else [p], gt=gt.raw[g], norm_gt=gt.norm[g], gt_category=gt.categories[g],
+                    gt_position=[_gt_order(gt_items[g])], edit=edit)
+        if p is not None:
+            pair.pred, pair.norm_pred = pred.raw[p], pred.norm[p]
+            if p:  # the benchmark's `if pred_idx`: index 0 counts as no prediction for these two
+                pair.pred_position, pair.pred_category = pred_items[p].position, pred_items[p].kind
+        pairs.append(pair)
+    if unmatched:
+        pairs.append(Pair([], unmatched, pred="".join(pred.raw[p] for p in unmatched),
+                          norm_pred="".join(pred.norm[p] for p in unmatched),
+                          pred_category=pred_items[unmatched[0]].kind,
+                          pred_position=pred_items[unmatched[0]].position))
+    return pairs
 
 
 def simple_match(gt_lines: list[str], pred_lines: list[str]) -> tuple[list[tuple[int, int | None, float]], list[int]]:
