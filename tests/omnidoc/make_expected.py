@@ -21,6 +21,9 @@ Per page it reads the benchmark's ``*_per_page_edit.json`` files (the page's edi
 edits over the sum of its ``max(len(gt), len(pred))``) and the TEDS / TEDS-S of every table sample, averaged per page;
 the leaderboard numbers are the ``all`` entries of ``*_metric_result.json`` (edit distances: the mean of the page
 values; TEDS: the mean over all tables).
+
+Besides the two shipped candidates it scores the synthetic ones of ``perturb.py`` (deterministic rewrites of them:
+reordered, split and merged paragraphs, pipe tables, noise), written to a temporary folder.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perturb import TRANSFORMS, write_synthetic
 
 _DRIVER = r'''
 import os, runpy, sys, types
@@ -145,8 +151,13 @@ def main() -> None:
         "ground_truth": os.path.relpath(gt_json, args.data),
         "candidates": {},
     }
-    for candidate in sorted(p for p in (args.data / "candidates").iterdir() if p.is_dir()):
-        out["candidates"][candidate.name] = run_benchmark(args.omnidocbench, args.python, gt_json, candidate)
+    shipped = sorted(p for p in (args.data / "candidates").iterdir() if p.is_dir())
+    stems = [page["page_info"]["image_path"][:-4] for page in json.loads(gt_json.read_text(encoding="utf-8"))]
+    with tempfile.TemporaryDirectory() as synthetic_dir:
+        synthetic = write_synthetic(args.data / "candidates", Path(synthetic_dir), stems)
+        for candidate in [*shipped, *synthetic]:
+            out["candidates"][candidate.name] = run_benchmark(args.omnidocbench, args.python, gt_json, candidate)
+    assert set(TRANSFORMS) <= set(out["candidates"])
     json.dump(out, sys.stdout, indent=1, ensure_ascii=False, sort_keys=False)
     sys.stdout.write("\n")
 

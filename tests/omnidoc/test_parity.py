@@ -1,7 +1,8 @@
 """The product's OmniDocBench scores equal the benchmark's own, page by page and in the leaderboard means (to 1e-4).
 
 ``expected_scores.json`` was written by ``make_expected.py`` (see its docstring) from OmniDocBench's own end-to-end
-evaluation of the demo ground truth in ``../shared/data/acceptance/omnidocbench`` with its two shipped candidates.
+evaluation of the demo ground truth in ``../shared/data/acceptance/omnidocbench`` with its two shipped candidates and
+the synthetic candidates of ``perturb.py`` (deterministic rewrites of those two).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pytest_ocrmetrics.metrics.omnidoc import (
     leaderboard_means,
     score_page,
 )
+from tests.omnidoc.perturb import TRANSFORMS, synthetic_prediction
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / ".." / "shared" / "data" / "acceptance" / "omnidocbench"
@@ -41,7 +43,10 @@ def _pages() -> dict[str, dict]:
 def _scores(candidate: str) -> dict[str, PageScores]:
     out = {}
     for image, page in _pages().items():
-        markdown = (DATA / "candidates" / candidate / (image[:-4] + ".md")).read_text(encoding="utf-8")
+        if candidate in TRANSFORMS:
+            markdown = synthetic_prediction(DATA / "candidates", candidate, image[:-4])
+        else:
+            markdown = (DATA / "candidates" / candidate / (image[:-4] + ".md")).read_text(encoding="utf-8")
         out[image] = score_page(page, markdown)
     return out
 
@@ -51,7 +56,7 @@ PAGES = sorted({image for c in CANDIDATES for image in EXPECTED["candidates"][c]
 
 
 def test_expected_covers_every_page_and_both_candidates() -> None:
-    assert CANDIDATES == ["demo_pred", "gt_md"]
+    assert set(CANDIDATES) == {"demo_pred", "gt_md", *TRANSFORMS}
     assert len(PAGES) == 18
     assert set(PAGES) == set(_pages())
 
