@@ -209,6 +209,9 @@ def test_an_unclosed_table_does_not_hang() -> None:
 @pytest.mark.parametrize(("page", "prediction", "fragment"), [
     ({"layout_dets": "nope"}, "x", "'layout_dets'"),
     ({"layout_dets": [{"text": "no category"}]}, "x", "layout_dets[0]"),
+    ({"layout_dets": [{"category_type": "text_block", "order": 1}]}, "x", "(text_block) of the ground-truth page"),
+    ({"layout_dets": [{"category_type": "equation_isolated", "latex": None}]}, "x", "no 'latex' text"),
+    ({"layout_dets": [{"category_type": "title", "text": "t", "order": "first"}]}, "x", "non-numeric 'order'"),
     (make_page(("text_block", "x")), b"bytes", "must be text"),
     (make_page(("text_block", "x")), "x" * (MAX_PREDICTION_CHARS + 1), "characters, more than"),
 ])

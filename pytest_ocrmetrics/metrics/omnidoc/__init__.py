@@ -170,10 +170,13 @@ def _merge_truncated(page: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]
     """The page's blocks by category; blocks linked by ``truncated`` relations joined into one (benchmark rule)."""
     groups: list[list[Any]] = []
     truncated: dict[Any, Any] = {}
-    for relation in (page.get("extra") or {}).get("relation") or []:
-        if relation.get("relation_type") != "truncated":
+    extra = page.get("extra")
+    for relation in (extra.get("relation") if isinstance(extra, Mapping) else None) or []:
+        if not isinstance(relation, Mapping) or relation.get("relation_type") != "truncated":
             continue
-        source, target = relation["source_anno_id"], relation["target_anno_id"]
+        source, target = relation.get("source_anno_id"), relation.get("target_anno_id")
+        if source is None or target is None:
+            continue
         truncated[source] = truncated[target] = None
         joined = False
         for group in groups:
@@ -192,10 +195,10 @@ def _merge_truncated(page: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]
         blocks = [truncated[key] for key in group if truncated.get(key) is not None]
         if not blocks:
             continue
-        blocks.sort(key=lambda block: block["order"])
+        blocks.sort(key=lambda block: block.get("order") or 0)
         first = blocks[0]
         by_category.setdefault(first["category_type"], []).append({
-            "category_type": first["category_type"], "order": first["order"], "anno_id": first.get("anno_id"),
+            "category_type": first["category_type"], "order": first.get("order"), "anno_id": first.get("anno_id"),
             "text": "".join(str(block.get("text", "")) for block in blocks), "merge_list": blocks})
     return by_category
 
@@ -243,8 +246,16 @@ def _check(page: Mapping[str, Any], prediction: str) -> None:
     if not isinstance(page, Mapping) or not isinstance(page.get("layout_dets"), list):
         raise OmniDocInputError("the ground-truth page has no 'layout_dets' list, so it is not an OmniDocBench page.")
     for number, item in enumerate(page["layout_dets"]):
-        if not isinstance(item, Mapping) or "category_type" not in item:
+        if not isinstance(item, Mapping) or not isinstance(item.get("category_type"), str):
             raise OmniDocInputError(f"layout_dets[{number}] of the ground-truth page has no 'category_type'.")
+        category = item["category_type"]
+        key = "text" if category in TEXT_CATEGORIES else "latex" if category == "equation_isolated" else None
+        if key and not isinstance(item.get(key), str):
+            raise OmniDocInputError(f"layout_dets[{number}] ({category}) of the ground-truth page has no '{key}' text.")
+        order = item.get("order")
+        if order is not None and (isinstance(order, bool) or not isinstance(order, (int, float))):
+            raise OmniDocInputError(f"layout_dets[{number}] of the ground-truth page has a non-numeric 'order' "
+                                    f"({order!r}).")
 
 
 def _score_tables(gt_tables: list[dict[str, Any]], blocks: list[PredictedBlock]
