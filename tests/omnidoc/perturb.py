@@ -84,6 +84,31 @@ def noisy(markdown: str, rng: random.Random) -> str:
     return "".join(chars)
 
 
+def _mutate(latex: str, rng: random.Random) -> str:
+    spots = [i for i, char in enumerate(latex) if char.isalnum()]
+    if not spots:
+        return latex
+    at = rng.choice(spots)
+    return latex[:at] + rng.choice("xyz123") + latex[at + 1:]
+
+
+def formulas(markdown: str, rng: random.Random) -> str:
+    """Display formulas kept, rewritten as ``\\[…\\]``, given a wrong character, or written as plain text (no
+    delimiters); half the inline formulas given a wrong character."""
+
+    def display(match: re.Match[str]) -> str:
+        body, roll = match.group(1), rng.random()
+        if roll < 0.3:
+            return body.strip()
+        if roll < 0.6:
+            return "$$" + _mutate(body, rng) + "$$"
+        return "\\[" + body + "\\]"
+
+    markdown = re.sub(r"\$\$(.*?)\$\$", display, markdown, flags=re.DOTALL)
+    return re.sub(r"(?<!\$)\$([^$\n]+)\$(?!\$)",
+                  lambda m: "$" + (_mutate(m.group(1), rng) if rng.random() < 0.5 else m.group(1)) + "$", markdown)
+
+
 TRANSFORMS: dict[str, tuple[str, Callable[[str, random.Random], str]]] = {
     # synthetic candidate -> (the shipped candidate it rewrites, the rewrite)
     "synthetic_shuffled": ("gt_md", shuffled),
@@ -92,6 +117,7 @@ TRANSFORMS: dict[str, tuple[str, Callable[[str, random.Random], str]]] = {
     "synthetic_noisy": ("gt_md", noisy),
     "synthetic_demo_noisy": ("demo_pred", noisy),
     "synthetic_demo_split_merged": ("demo_pred", split_and_merged),
+    "synthetic_formulas": ("gt_md", formulas),
 }
 
 
