@@ -139,7 +139,14 @@ def _gt_in_pred(pred: str, gt: str) -> float:
 
 
 def split_array_formulas_gt(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A ground-truth display formula that is a one-column ``array`` becomes one formula per row (order 7 -> 7.1, …)."""
+    """A ground-truth display formula that is a one-column ``array`` becomes one formula per row (order 7 -> 7.1, …).
+
+    Args:
+        items: ground-truth blocks.
+
+    Returns:
+        The blocks, each such formula replaced by its rows (``\\[row\\]``).
+    """
     out: list[dict[str, Any]] = []
     for item in items:
         latex = item.get("latex", "")
@@ -147,7 +154,7 @@ def split_array_formulas_gt(items: list[dict[str, Any]]) -> list[dict[str, Any]]
             match = _ARRAY.search(latex)
             if match and _single_column(match.group("spec")):
                 rows = [row.strip() for row in _ARRAY_ROW.split(match.group("body")) if row.strip()]
-                base = float(item["order"])
+                base = float(item.get("order") or 0)
                 for number, row in enumerate(rows, start=1):
                     out.append({**item, "latex": f"\\[{row}\\]", "order": round(base + number / 10, 1)})
                 continue
@@ -163,7 +170,14 @@ def _single_column(spec: str) -> bool:
 
 
 def split_array_formulas_pred(blocks: list[PredictedBlock]) -> list[PredictedBlock]:
-    """A predicted one-column ``array`` formula becomes one ``\\[row\\]`` formula per row, at the row's offset."""
+    """A predicted one-column ``array`` formula becomes one ``\\[row\\]`` formula per row, at the row's offset.
+
+    Args:
+        blocks: predicted blocks.
+
+    Returns:
+        The blocks, each such formula replaced by its rows.
+    """
     out: list[PredictedBlock] = []
     for block in blocks:
         if block.category == FORMULA and "\\begin{array" in block.content:
