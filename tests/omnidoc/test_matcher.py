@@ -276,3 +276,25 @@ def test_a_runaway_repetition_is_scored_within_bounds() -> None:
     scores = score_page(page, (LONG + " ") * 5000 + "\n\n" + "\n\n".join(["word"] * 3000))
     assert scores.text_block_edit is not None and scores.text_block_edit > 0.9
     assert scores.table_teds == 0.0
+
+
+def test_a_missing_extra_is_named_in_one_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "apted" else real(name, *a))
+    with pytest.raises(OmniDocInputError) as caught:
+        score_page(make_page(("text_block", "x")), "x")
+    assert "(missing: apted)" in _one_sentence(caught.value)
+    assert "pytest-ocrmetrics[omnidoc]" in str(caught.value)
+
+
+def test_importing_the_package_loads_none_of_the_heavy_modules() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, pytest_ocrmetrics.metrics.omnidoc; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'bs4', 'lxml', 'apted', 'pylatexenc', 'pytest') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
