@@ -50,7 +50,7 @@ from pytest_ocrmetrics.datasets.base import (
     read_regular_head,
     resolve_inside,
 )
-from pytest_ocrmetrics.documents import Document
+from pytest_ocrmetrics.core.documents import Document
 
 __all__ = ["OmniDocBenchLoader", "IMAGES_DIR", "page_tags", "is_omnidocbench_json", "prediction_stem"]
 

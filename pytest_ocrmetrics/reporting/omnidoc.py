@@ -13,7 +13,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.reporting.safe_text import show_controls
+from pytest_ocrmetrics.core.safe_text import show_controls
 
 __all__ = ["OMNIDOC_METRIC_NAMES", "omnidoc_lines", "omnidoc_blocks_html", "MAX_BLOCK_TEXT", "MAX_BLOCKS"]
 

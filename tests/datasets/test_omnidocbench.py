@@ -16,9 +16,9 @@ from pytest_ocrmetrics.datasets.loading import detect_format
 from pytest_ocrmetrics.engines.base import EngineError, read_image
 from pytest_ocrmetrics.engines.replay import ReplayEngine
 from pytest_ocrmetrics.metrics.omnidoc import score_page
-from pytest_ocrmetrics.scoring import score_document
+from pytest_ocrmetrics.scoring.document import score_document
 from tests.dataset_errors import entry_error
-from tests.plugin.conftest import PNG_1X1
+from tests.helpers.plugin import PNG_1X1
 
 DEMO = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "acceptance" / "omnidocbench"
 
