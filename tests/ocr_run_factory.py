@@ -1,4 +1,4 @@
-"""Hand-made JSON run files for the gating, report and CLI tests (valid against ``reporting/run_schema.json``).
+"""Hand-made JSON run files for the gating, report and CLI tests (valid against ``runfile/run_schema.json``).
 
 A document is given by its metric values; counts for micro metrics are derived from the value and a denominator
 (``size``), so micro aggregates recomputed from counts match the values.

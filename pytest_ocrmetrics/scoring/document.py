@@ -7,7 +7,6 @@ all text metrics (:func:`pytest_ocrmetrics.metrics.text.score_text`).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, Iterable, Mapping
@@ -16,8 +15,7 @@ from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput
 from pytest_ocrmetrics.metrics.normalize import get_profile
 
-__all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "document_record",
-           "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction", "MAX_SCORED_CHARACTERS", "OutputTooLong",
+__all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction", "MAX_SCORED_CHARACTERS", "OutputTooLong",
            "check_output_length"]
 
 
@@ -128,69 +126,6 @@ class DocumentScore:
 
         # the cells of text_scores.confusion, without building the whole ConfusionMatrix
         return tuple([(ref or "", hyp or "", n) for ref, hyp, n in confusion_cells(self.text_scores.cer.alignment)])
-
-    def to_record(self, *, confusions: bool = True, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-        """The plain-dict record that travels on the test report and ends up in the JSON run file; ``confusions=False``
-        leaves the confusion pairs out (an empty list) when no report of the run shows them. ``root`` is the dataset's
-        folder: the image is recorded relative to it (see :func:`document_record`)."""
-        return {
-            **document_record(self.document, self.engine, self.output, root=root),
-            "metrics": dict(self.metrics),
-            "counts": {name: dict(c) for name, c in self.counts.items()},
-            "confusions": [list(c) for c in self.confusions] if confusions else [],
-            "details": _json_safe(self.details),
-        }
-
-
-def document_record(document: Document, engine: str, output: OcrOutput | None = None, *,
-                    root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """A run-file record with no metrics yet: the document, and the output when there is one.
-
-    Unscored tests (engine error, filtered, skipped) are recorded with this; scored ones extend it. With ``root`` (the
-    dataset's folder) the ``image`` is the path relative to it, with ``/`` (:func:`relative_image`), so the run file
-    does not depend on where the dataset was on the machine that ran it; without, the path as the document has it.
-    """
-    record: dict[str, Any] = {
-        "id": document.id,
-        "dataset": document.dataset,
-        "engine": engine,
-        "metrics": {},
-        "counts": {},
-        "elapsed_s": 0.0,
-        "image": None if document.image_path is None else relative_image(document.image_path, root),
-        "reference": document.reference_text,
-    }
-    if output is not None:
-        record.update(hypothesis=output.text, confidence=output.confidence, cached=output.cached,
-                      truncated=output.truncated, elapsed_s=round(max(output.elapsed_s, 0.0), 6))
-    return record
-
-
-def relative_image(image: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> str:
-    """The image path as a run file records it: relative to the dataset's ``root`` with ``/`` separators when it lies
-    inside it (``images/doc_001.png``), else as it is (an image outside its dataset folder, or no ``root`` given).
-
-    >>> relative_image("/ci/work/data/images/doc_001.png", "/ci/work/data"), relative_image("/elsewhere/a.png", "/ci")
-    ('images/doc_001.png', '/elsewhere/a.png')
-    """
-    if root is not None:  # string prefixes, not Path.relative_to: this runs once per document of the run
-        absolute, folder = os.path.abspath(image), os.path.join(os.path.abspath(root), "")
-        if absolute.startswith(folder) and len(absolute) > len(folder):
-            relative = absolute[len(folder):]
-            return relative if os.sep == "/" else relative.replace(os.sep, "/")
-    return str(image)
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 def _lower_keeping_length(text: str) -> str:

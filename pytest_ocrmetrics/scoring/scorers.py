@@ -148,10 +148,11 @@ def _fields(context: ScoringContext) -> None:
 
     document, output, options = context.document, context.output, context.options
     metrics, counts, details = context.metrics, context.counts, context.details
+    reference: Mapping[str, Any] = document.fields or {}  # set: the family applies to documents with fields
     extracted = output.fields if output.fields is not None else fields_from_text(
-        document.fields, output.text, ignore_case=options.field_compare != "exact",  # as field_f1 compares
+        reference, output.text, ignore_case=options.field_compare != "exact",  # as field_f1 compares
         join_lines=options.field_compare != "exact")
-    result = field_f1(document.fields, extracted, compare=options.field_compare)  # type: ignore[arg-type]
+    result = field_f1(reference, extracted, compare=options.field_compare)  # type: ignore[arg-type]
     metrics["field_f1"] = float(result.f1)
     metrics["field_precision"] = float(result.precision)
     metrics["field_recall"] = float(result.recall)
@@ -160,7 +161,7 @@ def _fields(context: ScoringContext) -> None:
     if "task_success" in context.wanted and not document.tasks:
         from pytest_ocrmetrics.metrics.downstream import downstream_task
 
-        task = downstream_task("extraction", extracted, document.fields)
+        task = downstream_task("extraction", extracted, reference)
         metrics["task_success"] = float(task.success)
         counts["task_success"] = task.counts()
         details["task"] = {"quality": task.quality, "error_type": task.error_type}
