@@ -463,13 +463,6 @@ def facts_of(documents: Sequence[Mapping[str, Any]], *, seed: int, resamples: in
     return {"facts_summary": summary, "facts": facts} if summary else None
 
 
-def add_facts(run: dict[str, Any], documents: Sequence[Mapping[str, Any]], *, seed: int, resamples: int) -> None:
-    """Give ``run`` its top-level ``facts_summary`` and ``facts`` (:func:`facts_of`) when some document has facts."""
-    facts = facts_of(documents, seed=seed, resamples=resamples)
-    if facts:
-        run.update(facts)
-
-
 def _group(groups: dict[tuple[str, ...], "_Group"], key: tuple[str, ...]) -> "_Group":
     group = groups.get(key)
     if group is None:
