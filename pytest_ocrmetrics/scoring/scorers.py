@@ -253,7 +253,7 @@ SCORERS: tuple[Scorer, ...] = (
 
 #: registry metrics no document scorer computes, and why (a test checks that the registry holds no other)
 NOT_SCORED_PER_DOCUMENT: Mapping[str, str] = {
-    "anls": "it needs question answers, which documents do not carry; computed by pytest_ocrmetrics.metrics.anls",
+    "anls": "it needs question answers, which documents do not carry; computed by pytest_ocrmetrics.metrics.fields.anls",
 }
 
 
