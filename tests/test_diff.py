@@ -9,7 +9,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pytest_ocrmetrics.scoring.document import diff
+from pytest_ocrmetrics.scoring import diff
 from pytest_ocrmetrics.scoring.diff import GAP, display_width, visible, worst_region
 
 FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # 👨‍👩‍👧‍👦, one cluster

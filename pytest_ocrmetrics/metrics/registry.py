@@ -2,7 +2,8 @@
 
 JSON keys, JUnit property names (``ocr.<name>``), table columns, threshold and gate expressions, and the
 ``assert_<name>_below`` / ``assert_<name>_above`` helpers all take their names from here, so a metric is added in
-one place.
+one place; how it is computed per document is its family's scorer in :mod:`pytest_ocrmetrics.scoring.scorers`
+(``tests/metrics/test_scorers.py`` checks that both name the same metrics).
 
 ``aggregation="micro"`` metrics carry counts: the corpus (micro) value is ``sum(numerator) / sum(denominator)``
 over documents, so partial aggregates (xdist workers) merge exactly. ``aggregation="mean"`` metrics have no natural

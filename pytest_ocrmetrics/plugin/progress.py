@@ -342,7 +342,8 @@ class OcrProgressHooks:
         total = getattr(report, _TOTAL_ATTR, None)
         if isinstance(total, int):  # from a worker: every worker collected the same pages
             self.tracker.total = max(self.tracker.total, total)
-        record = getattr(report, "ocr_record", None)
+        sent = getattr(report, "ocr_envelope", None)
+        record = sent.get("record") if isinstance(sent, dict) else None
         if isinstance(record, dict):
             kind = self._kind(record)
             self.tracker.add(_page_of(record), live=kind == "live", engine=str(record.get("engine")),

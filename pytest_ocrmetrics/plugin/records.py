@@ -1,5 +1,6 @@
-"""A test's OCR record and what rides on its report: the record (its scores, checks and engine identity), the
-JUnit properties, and the cleaning of what an xdist worker sends."""
+"""What rides on a test's report: its OCR record in its envelope (built by :mod:`pytest_ocrmetrics.runfile.record`:
+the record with the scores and checks, and beside it the engine's identity and the dataset's folder), the JUnit
+properties, and the cleaning of what an xdist worker sends."""
 
 from __future__ import annotations
 
@@ -12,10 +13,20 @@ from pytest_ocrmetrics.plugin.checks import _item_state
 from pytest_ocrmetrics.plugin.items import OcrDocumentItem, _case_of
 from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
 from pytest_ocrmetrics.core.safe_text import clean_text
-from pytest_ocrmetrics.scoring.document import ScoringError, document_record
+from pytest_ocrmetrics.runfile.record import (
+    DocumentRecord,
+    Envelope,
+    clean_envelope,
+    crash_record,
+    envelope,
+    scored_record,
+    unscored_record,
+)
+from pytest_ocrmetrics.scoring.document import ScoringError
 
 
-def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dict[str, Any]:
+def _envelope(item: pytest.Item, state: PluginState, item_state: ItemState) -> Envelope:
+    """The test's record (scored, or the document and its output when it got no score) in its envelope."""
     case = item_state.case
     output = item_state.output
     score = None
@@ -25,39 +36,28 @@ def _record(item: pytest.Item, state: PluginState, item_state: ItemState) -> dic
         except ScoringError:  # its test errored with the sentence; recorded with its output and no metrics
             pass
     if score is not None:
-        record = score.to_record(confusions=state.record_confusions, root=case.dataset.root)
+        record = scored_record(score, confusions=state.record_confusions, root=case.dataset.root)
     else:
-        record = document_record(case.document, case.engine.label, output, root=case.dataset.root)
         # a check that never got a score (skipped, filtered, errored): a test function (it exists to check the
         # output), a test's ocr_thresholds, the document's own thresholds or page-level facts, the command line's
         # thresholds; the run then asked for a verdict (and its run file says so, for the reports and the merge)
-        if (not isinstance(item, OcrDocumentItem) or item_state.limits or case.document.thresholds
-                or case.document.facts or state.settings.command_line_thresholds()):
-            record["declared_checks"] = True
+        declared = bool(not isinstance(item, OcrDocumentItem) or item_state.limits or case.document.thresholds
+                        or case.document.facts or state.settings.command_line_thresholds())
+        details = None
         if case.document.facts:  # counted as failed in the facts summary when the test errored (no output)
             from pytest_ocrmetrics.metrics.facts.summary import unchecked_facts
 
-            record["details"] = {"facts": unchecked_facts(case.document.facts,
-                                                          "not checked: the document got no output (its test errored)")}
-    record["nodeid"] = item.nodeid
-    record["checks"] = list(item_state.context.checks)
-    if item_state.context.unchecked:
-        record["unchecked_thresholds"] = list(dict.fromkeys(item_state.context.unchecked))
-    if case.document.tags:  # per-tag rows of the summary (RunResults.summary_by_tag)
-        record["tags"] = list(case.document.tags)
-    if item_state.filtered:
-        record["filtered"] = True
-        record["message"] = item_state.filtered
-    identity = state.runner.identity_once(case.engine)
-    if identity is not None:
-        record["engine_identity"] = identity
-    # transport only: where the dataset was on this machine, the run file's datasets[name].root (images are relative)
-    record["dataset_root"] = os.path.abspath(case.dataset.root)
+            details = {"facts": unchecked_facts(case.document.facts,
+                                                "not checked: the document got no output (its test errored)")}
+        record = unscored_record(case.document, case.engine.label, output, root=case.dataset.root,
+                                 declared_checks=declared, details=details)
     skipped = [{"source": s.source, "reason": s.reason, **({"count": s.count} if s.count != 1 else {})}
                for s in case.dataset.skipped]
-    if skipped:
-        record["dataset_skipped"] = skipped
-    return record
+    return envelope(record, nodeid=item.nodeid, checks=item_state.context.checks,
+                    unchecked_thresholds=item_state.context.unchecked, tags=case.document.tags,
+                    filtered=item_state.filtered or None, engine_identity=state.runner.identity_once(case.engine),
+                    # where the dataset was on this machine, the run file's datasets[name].root (images are relative)
+                    dataset_root=os.path.abspath(case.dataset.root), dataset_skipped=skipped)
 
 
 def add_record(item: pytest.Item, report: Any) -> Any:
@@ -78,9 +78,10 @@ def add_record(item: pytest.Item, report: Any) -> Any:
     last_chance = when == "teardown" or (when == "setup" and not report.passed)
     if not item_state.recorded and (when == "call" or last_chance):
         state = _state(item.config)
-        record = _record(item, state, item_state)
+        sent = _envelope(item, state, item_state)
+        record: DocumentRecord = sent["record"]  # type: ignore[assignment]
         item_state.recorded = True
-        report.ocr_record = record  # type: ignore[attr-defined]
+        report.ocr_envelope = sent  # type: ignore[attr-defined]
         # the same text with and without xdist (whose workers must send UTF-8): lone surrogates become U+FFFD here
         properties = [(f"ocr.{key}", clean_text(str(record[field]))[0])
                       for key, field in (("engine", "engine"), ("dataset", "dataset"), ("document", "id"))]
@@ -93,7 +94,7 @@ def add_record(item: pytest.Item, report: Any) -> Any:
             properties.append(("ocr.cached", "true"))
         if record.get("truncated"):
             properties.append(("ocr.truncated", "true"))
-        if record.get("filtered"):
+        if sent["transport"].get("filtered"):
             properties.append(("ocr.filtered", "true"))
         item.user_properties.extend(properties)
         report.user_properties = list(item.user_properties)
@@ -104,16 +105,16 @@ def add_record(item: pytest.Item, report: Any) -> Any:
 
 def clean_serialized(data: Any) -> Any:
     """What an xdist worker sends must be UTF-8: a lone surrogate (from a ``\\ud800`` escape in ground truth or in a
-    server's answer) in the OCR record, a failure message or a property is replaced with U+FFFD here, and the record
-    counts its own replacements as ``replaced_characters`` (the run file's total includes them)."""
+    server's answer) in the OCR record's envelope, a failure message or a property is replaced with U+FFFD here, and
+    the record counts its own replacements as ``replaced_characters``
+    (:func:`~pytest_ocrmetrics.runfile.record.clean_envelope`)."""
     if not isinstance(data, dict):
         return data
     from pytest_ocrmetrics.core.safe_text import clean_run
 
-    record = data.get("ocr_record")
-    if isinstance(record, dict):
-        record, count = clean_run(record)
-        data["ocr_record"] = {**record, "replaced_characters": count} if count else record
+    sent = data.get("ocr_envelope")
+    if isinstance(sent, dict):
+        data["ocr_envelope"] = clean_envelope(sent)  # type: ignore[arg-type]
     return clean_run(data)[0]
 
 
@@ -121,39 +122,39 @@ def _property_value(value: float) -> str:
     return repr(round(float(value), 6)) if isinstance(value, float) else str(value)
 
 
-def crashed_item_records(session: pytest.Session, nodeids: Any) -> list[dict[str, Any]]:
-    """On an xdist worker started after another crashed: the records (no output, nothing scored) of the tests that
+def crashed_item_records(session: pytest.Session, nodeids: Any) -> list[Envelope]:
+    """On an xdist worker started after another crashed: the envelopes of the records (no output, nothing scored) of the tests that
     were running when the workers crashed (``nodeids``, sent by the controller), made from this worker's own
     collection: a dead worker sends nothing, and the controller collects no item, so only a worker can say which
     dataset, engine and document a node id stands for. Cleaned as a report's record is (they travel through
     xdist's channel)."""
     wanted = set(nodeids)
     state = _state(session.config)
-    records = []
+    envelopes: list[Envelope] = []
     for item in session.items:
         if item.nodeid not in wanted:
             continue
         case = _case_of(item)
         if case is None:  # not an OCR test: pytest's own crash report is all there is
-            records.append({"nodeid": item.nodeid, "ocr": False})
+            envelopes.append({"nodeid": item.nodeid, "record": None, "transport": {}})
             continue
         had_state = ITEM_STATE in item.stash
-        record = _record(item, state, _item_state(item, state, case))
+        sent = _envelope(item, state, _item_state(item, state, case))
         if not had_state:  # the item may still run here (a plugin rescheduling crashed tests): leave it as it was
             del item.stash[ITEM_STATE]
-        records.append(clean_serialized({"ocr_record": record})["ocr_record"])
-    return records
+        envelopes.append(clean_envelope(sent))
+    return envelopes
 
 
-def record_from_nodeid(nodeid: str, engines: Any) -> dict[str, Any] | None:
-    """The record of a crashed test that no worker could describe (xdist restarted none): the dataset, engine and
+def record_from_nodeid(nodeid: str, engines: Any) -> Envelope | None:
+    """The record (in its envelope) of a crashed test that no worker could describe (xdist restarted none): the dataset, engine and
     document read from the test id (``DATASET::ENGINE-DOCUMENT`` for a dataset's items, ``FILE::TEST[ENGINE-DOCUMENT]``
     for a test function), the engine being the longest engine label the id starts with; None when none does (not
     an OCR test, as far as the id tells).
 
-    >>> record_from_nodeid("data/invoices::replay-doc_1.png", ["replay"])["id"]
+    >>> record_from_nodeid("data/invoices::replay-doc_1.png", ["replay"])["record"]["id"]
     'doc_1.png'
-    >>> record_from_nodeid("tests/test_ocr.py::test_text[tesseract-a.png]", ["tesseract"])["dataset"]
+    >>> record_from_nodeid("tests/test_ocr.py::test_text[tesseract-a.png]", ["tesseract"])["record"]["dataset"]
     'tests/test_ocr.py::test_text'
     """
     head, _, name = nodeid.rpartition("::")
@@ -163,6 +164,5 @@ def record_from_nodeid(nodeid: str, engines: Any) -> dict[str, Any] | None:
     engine = max((label for label in engines if name.startswith(f"{label}-")), key=len, default="")
     if not engine:
         return None
-    return {"id": name[len(engine) + 1:], "dataset": head or nodeid, "engine": engine,
-            "metrics": {}, "counts": {}, "elapsed_s": 0.0, "image": None, "reference": None, "nodeid": nodeid,
-            "checks": []}
+    return {"nodeid": nodeid, "record": crash_record(nodeid, head or nodeid, engine, name[len(engine) + 1:]),
+            "transport": {}}

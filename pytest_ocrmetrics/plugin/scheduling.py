@@ -69,9 +69,9 @@ class _XdistHooks:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """Keep the records a replacement worker made for the tests of crashed workers (added at the end)."""
         output = getattr(node, "workeroutput", None) or {}
-        for record in output.get("ocrmetrics_crashed") or ():
-            if isinstance(record, dict) and isinstance(record.get("nodeid"), str):
-                self.state.crash_records.setdefault(record["nodeid"], record)
+        for sent in output.get("ocrmetrics_crashed") or ():  # envelopes (runfile.record.Envelope)
+            if isinstance(sent, dict) and isinstance(sent.get("nodeid"), str):
+                self.state.crash_records.setdefault(sent["nodeid"], sent)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """``--dist load`` (the default with ``-n``) that keeps twice ``--ocr-concurrency`` tests queued on each worker

@@ -14,6 +14,7 @@ from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
 from pytest_ocrmetrics.plugin.state import _REPORTS, PluginState, _state
+from pytest_ocrmetrics.runfile.record import Envelope
 from pytest_ocrmetrics.scoring.runner import printable_id
 
 _XDIST_HEADER = re.compile(r"^\[gw\d+\] [^\n]*\n")
@@ -51,11 +52,11 @@ class _SessionHooks:
         if getattr(report, "ocr_worker_crashed", False) and report.failed:  # the worker died while running it
             self._note_crash(report)
             return
-        pending = self.state.pending.setdefault(report.nodeid, {"record": None, "outcome": "passed", "message": None})
-        record = getattr(report, "ocr_record", None)
-        if record is not None:
-            pending["record"] = record
-            del report.ocr_record  # the terminal reporter keeps every report: the record is held once, by results
+        pending = self.state.pending.setdefault(report.nodeid, {"envelope": None, "outcome": "passed", "message": None})
+        sent = getattr(report, "ocr_envelope", None)
+        if sent is not None:
+            pending["envelope"] = sent
+            del report.ocr_envelope  # the terminal reporter keeps every report: the record is held once, by results
         if report.failed:
             outcome = "failed" if report.when == "call" else "error"
             if pending["outcome"] != "error":
@@ -66,8 +67,8 @@ class _SessionHooks:
             pending["message"] = _short_message(report)
         if report.when == "teardown":
             done = self.state.pending.pop(report.nodeid)
-            if done["record"] is not None:
-                self.state.results.add(done["record"], done["outcome"], done["message"])
+            if done["envelope"] is not None:
+                _add(self.state, done["envelope"], done["outcome"], done["message"])
 
     def _note_crash(self, report: pytest.TestReport) -> None:
         """A test whose xdist worker crashed gets no more reports: its document is recorded as errored with the
@@ -76,8 +77,8 @@ class _SessionHooks:
         pending = self.state.pending.pop(report.nodeid, None)
         message = (f"worker crashed: {_short_message(report)} (killed, e.g. by the out-of-memory killer, or it "
                    f"crashed in native code); the document has no result")
-        if pending is not None and pending["record"] is not None:
-            self.state.results.add(pending["record"], "error", message)
+        if pending is not None and pending["envelope"] is not None:
+            _add(self.state, pending["envelope"], "error", message)
         else:
             self.state.crashed[report.nodeid] = message
 
@@ -89,13 +90,21 @@ def add_crashed(state: PluginState) -> None:
 
     labels = [choice.label for choice in state.runner.engines]
     for nodeid, message in state.crashed.items():
-        record = state.crash_records.get(nodeid)
-        if record is None:
-            record = record_from_nodeid(nodeid, labels)
+        sent = state.crash_records.get(nodeid)
+        if sent is None:
+            sent = record_from_nodeid(nodeid, labels)
             message += "; its dataset, engine and document were read from the test id (no worker was restarted)"
-        if record is not None and record.get("ocr", True):  # not an OCR test: pytest's crash report says it all
-            state.results.add(record, "error", message)
+        if sent is not None:
+            _add(state, sent, "error", message)
     state.crashed.clear()
+
+
+def _add(state: PluginState, sent: Envelope, outcome: str, message: str | None) -> None:
+    """Add a finished test's record to the run's results with what its envelope brought (nothing for a test that is
+    no OCR test: pytest's own report says it all)."""
+    record = sent.get("record")
+    if record is not None:
+        state.results.add(record, outcome, message, transport=sent.get("transport"))
 
 
 def _short_message(report: pytest.TestReport) -> str:
@@ -219,10 +228,9 @@ def finish_session(session: pytest.Session, exitstatus: int) -> None:
     try:
         run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
                                    resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus),
-                                   summary_intervals=_intervals_read(state))
-        run["bootstrap"] = {"seed": settings.seed, "resamples": settings.bootstrap}  # ocrmetrics merge recomputes
-        if settings.shard is not None:
-            run["shard"] = settings.shard.to_dict()
+                                   summary_intervals=_intervals_read(state),
+                                   bootstrap={"seed": settings.seed, "resamples": settings.bootstrap},
+                                   shard=None if settings.shard is None else settings.shard.to_dict())
         run = sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
     except Exception as exc:  # noqa: BLE001 - a bug of ours must not end the session in an internal error
         session.config.stash[_REPORTS] = ({}, [f"could not build the OCR run for the reports: {_one_line(exc)}"])

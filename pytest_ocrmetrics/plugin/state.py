@@ -11,6 +11,7 @@ import pytest
 from pytest_ocrmetrics.scoring.context import OcrTestContext
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.plugin.options import OcrSettings
+from pytest_ocrmetrics.runfile.record import Envelope
 from pytest_ocrmetrics.runfile.results import RunResults
 from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner
 
@@ -49,11 +50,11 @@ class PluginState:
     # whether records carry each document's confusion pairs: only a report that shows them needs them (the run file,
     # from which any report can be made later, the HTML report, the full terminal summary)
     record_confusions: bool = True
-    pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> {"record", "outcome", "message"}
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)  # nodeid -> {"envelope", "outcome", "message"}
     # xdist controller: the tests whose worker crashed, nodeid -> message, recorded as errored documents at the end
     # from the records a replacement worker made for them (crash_records), else from the test id alone
     crashed: dict[str, str] = field(default_factory=dict)
-    crash_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    crash_records: dict[str, Envelope] = field(default_factory=dict)
     cli_datasets_used_by_functions: bool = False
     interrupted: bool = False  # Ctrl-C seen; -x / --maxfail are read from the session at the end
     junit_metrics: frozenset[str] | None = None  # the metrics each JUnit testcase carries (None: every one)

@@ -17,13 +17,13 @@ counts: the merged micro average would be wrong, or the summary could not be com
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
 from pytest_ocrmetrics.runfile.read import SCORED_OUTCOMES
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.runfile.results import RunResults, add_facts
+from pytest_ocrmetrics.runfile.record import Run, build_merged_run
+from pytest_ocrmetrics.runfile.results import RunResults, facts_of
 
 __all__ = ["MergeError", "merge_runs", "DEFAULT_BOOTSTRAP"]
 
@@ -35,7 +35,7 @@ class MergeError(ValueError):
     """Run files that cannot be merged into one run; the message is one sentence naming the files."""
 
 
-def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Run:
     """One run (a dict of the JSON run file) from several ``(name, run)``, each run already validated
     (:func:`~pytest_ocrmetrics.gating.load_run`); ``name`` is how messages call the file.
 
@@ -67,24 +67,18 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     documents, skipped, errors = _merged_documents(runs)
 
     results = RunResults(normalization=normalization, seed=bootstrap["seed"], skipped_entries=skipped)
-    merged: dict[str, Any] = {
-        "schema": first["schema"],
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "environment": {**first["environment"], "engines": dict(sorted(engines.items()))},
-        "normalization": normalization,
-        "documents": documents,
-        "summary": results.summary(documents, resamples=bootstrap["resamples"]),
-        "skipped_entries": [skipped[key] for key in sorted(skipped)],
-        "collection_errors": [errors[key] for key in sorted(errors)],
-        "interrupted": any(bool(run.get("interrupted")) for _, run in runs),
-        "bootstrap": dict(bootstrap),
-    }
-    by_tag = results.summary_by_tag(documents, resamples=bootstrap["resamples"])
-    if by_tag:  # as the plugin's run file: absent when no document has tags
-        merged["summary_by_tag"] = by_tag
-    add_facts(merged, documents, seed=bootstrap["seed"], resamples=bootstrap["resamples"])
-    _add_shard_totals(merged, runs)
-    return merged
+    unchecked, datasets = _shard_totals(runs)
+    return build_merged_run(
+        schema=first["schema"], environment={**first["environment"], "engines": dict(sorted(engines.items()))},
+        normalization=normalization, documents=documents,
+        summary=results.summary(documents, resamples=bootstrap["resamples"]),
+        skipped_entries=[skipped[key] for key in sorted(skipped)],
+        collection_errors=[errors[key] for key in sorted(errors)],
+        interrupted=any(bool(run.get("interrupted")) for _, run in runs), bootstrap=bootstrap,
+        summary_by_tag=results.summary_by_tag(documents, resamples=bootstrap["resamples"]),
+        facts=facts_of(documents, seed=bootstrap["seed"], resamples=bootstrap["resamples"]),
+        replaced_characters=sum(int(run.get("replaced_characters") or 0) for _, run in runs),
+        unchecked_thresholds=unchecked, datasets=datasets)
 
 
 def _check_same_settings(runs: Sequence[tuple[str, Mapping[str, Any]]], normalization: Mapping[str, Any],
@@ -129,24 +123,17 @@ def _merged_documents(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[
     return documents, skipped, errors
 
 
-def _add_shard_totals(merged: dict[str, Any], runs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
-    """The shards' replaced characters and unchecked thresholds summed, and their dataset folders, into ``merged``
-    (each only when there is any, as the plugin writes them)."""
-    replaced = sum(int(run.get("replaced_characters") or 0) for _, run in runs)
-    if replaced:
-        merged["replaced_characters"] = replaced
+def _shard_totals(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[dict[str, int], dict[str, Any]]:
+    """The shards' unchecked thresholds summed, and their dataset folders (as the first shard that has each)."""
     unchecked: dict[str, int] = {}
     for _, run in runs:  # each shard counts its own documents (a document is in one shard)
         for metric, count in (run.get("unchecked_thresholds") or {}).items():
             unchecked[metric] = unchecked.get(metric, 0) + int(count)
-    if unchecked:
-        merged["unchecked_thresholds"] = dict(sorted(unchecked.items()))
     datasets: dict[str, Any] = {}
     for _, run in runs:  # each dataset's folder as the first shard that has it recorded it (images are relative)
         for name, entry in (run.get("datasets") or {}).items():
             datasets.setdefault(str(name), dict(entry))
-    if datasets:
-        merged["datasets"] = dict(sorted(datasets.items()))
+    return unchecked, datasets
 
 
 def _bootstrap(run: Mapping[str, Any]) -> dict[str, int]:

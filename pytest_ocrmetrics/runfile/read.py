@@ -1,6 +1,6 @@
 """JSON run files (``pytest --ocr-json=PATH``): read, validate, and index their documents across runs.
 
-A run file is checked against ``runfile/run_schema.json`` and for non-finite numbers: ``json`` reads ``NaN``,
+A run file is checked against its JSON Schema (``runfile/run_schema.json``, :mod:`pytest_ocrmetrics.runfile.record`) and for non-finite numbers: ``json`` reads ``NaN``,
 ``Infinity`` and ``1e999`` without complaint, but a baseline holding them would compare as nothing at all.
 """
 
@@ -22,17 +22,6 @@ class RunFileError(ValueError):
     """A file that is not a valid pytest-ocrmetrics JSON run file."""
 
 
-_SCHEMA: dict[str, Any] | None = None
-
-
-def _schema() -> dict[str, Any]:
-    global _SCHEMA
-    if _SCHEMA is None:
-        path = Path(__file__).with_name("run_schema.json")
-        _SCHEMA = json.loads(path.read_text(encoding="utf-8"))
-    return _SCHEMA
-
-
 def validate_run(run: Any, source: str = "run") -> dict[str, Any]:
     """Check ``run`` against the run file JSON Schema and for NaN or infinity; raise :class:`RunFileError` naming
     ``source``, the entry and, for a non-finite number, the document that holds it.
@@ -52,7 +41,9 @@ def validate_run(run: Any, source: str = "run") -> dict[str, Any]:
     """
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(_schema())
+    from pytest_ocrmetrics.runfile.record import run_schema
+
+    validator = jsonschema.Draft202012Validator(run_schema())
     # the first error only: iter_errors is lazy, so a malformed file is refused as soon as its first problem is found
     # (weighing every error, as best_match over all of them does, took ~9 minutes on 10,000,000 empty documents);
     # best_match on that one error still descends into an anyOf's context for the branch that fits best

@@ -14,7 +14,6 @@ text rather than decoding and encoding it again.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import platform
 import sys
@@ -25,11 +24,17 @@ from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, S
 
 from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator, bootstrap_mean_intervals
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
+from pytest_ocrmetrics.runfile.record import (
+    OUTCOMES,
+    RUN_SCHEMA_ID,
+    Run,
+    Transport,
+    build_run,
+    finished_record,
+)
 
 __all__ = ["RunResults", "SpooledDocuments", "OUTCOMES", "RUN_SCHEMA_ID"]
 
-RUN_SCHEMA_ID = "pytest-ocrmetrics/1"
-OUTCOMES = ("passed", "failed", "error", "skipped", "filtered")
 _SEVERITY = {"skipped": 0, "filtered": 1, "passed": 2, "failed": 3, "error": 4}
 # one encoder for every spooled record (json.dumps with options builds a new one per call)
 _RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
@@ -267,27 +272,21 @@ class RunResults:
         if not any(error["dataset"] == dataset for error in self.collection_errors):
             self.collection_errors.append({"dataset": dataset, "message": message})
 
-    def add(self, record: Mapping[str, Any], outcome: str, message: str | None = None) -> None:
+    def add(self, record: Mapping[str, Any], outcome: str, message: str | None = None,
+            transport: Transport | None = None) -> None:
         """Add one finished document test. ``outcome`` is the test's; a filtered record stays ``filtered``.
 
-        Text that no report can hold (lone surrogates, non-characters) is replaced here, once, and counted.
+        ``transport`` is what came with the record in its envelope (:class:`~pytest_ocrmetrics.runfile.record.Envelope`):
+        the engine's identity, the dataset's folder and skipped entries go to the run, not into the record. Text that
+        no report can hold (lone surrogates, non-characters) is replaced here, once, and counted.
         """
-        rec = dict(record)
+        transport = transport or {}
+        if transport:
+            self._take_transport(record, transport)
+        rec = finished_record(record, outcome, message, filtered=bool(transport.get("filtered")))
         self.replaced_characters += int(rec.get("replaced_characters") or 0)  # replaced on an xdist worker
-        identity = rec.pop("engine_identity", None)
-        if identity is not None:
-            self.engine_identities.setdefault(rec["engine"], identity)
-        root = rec.pop("dataset_root", None)
-        if root is not None:
-            self.dataset_roots.setdefault(str(rec["dataset"]), str(root))
-        for entry in rec.pop("dataset_skipped", None) or ():
-            self.skipped_entries.setdefault((rec["dataset"], entry["source"]), {"dataset": rec["dataset"], **entry})
-        rec["outcome"] = "filtered" if rec.get("filtered") else outcome
-        rec.pop("filtered", None)
         for metric in rec.get("unchecked_thresholds") or ():
             self.unchecked_thresholds[str(metric)] = self.unchecked_thresholds.get(str(metric), 0) + 1
-        if message is not None and rec["outcome"] in ("failed", "error", "skipped"):
-            rec["message"] = message
         if "hypothesis" in rec and rec.get("confidence") is None:  # an output was recorded, without a confidence
             self.without_confidence.setdefault(str(rec["engine"]), set()).add((str(rec["dataset"]), str(rec["id"])))
         if rec.get("tags"):
@@ -305,7 +304,19 @@ class RunResults:
         self.records.append(_Entry(str(rec["engine"]), str(rec["dataset"]), str(rec["id"]), str(rec.get("nodeid", "")),
                                    rec["outcome"], offset, length, plain, _summary_values(rec)))
 
-    def _clean_json(self, rec: dict[str, Any]) -> str:
+    def _take_transport(self, record: Mapping[str, Any], transport: Transport) -> None:
+        """Keep what a record's envelope brought for the run: its engine's identity, its dataset's folder and the
+        entries the dataset skipped (each once)."""
+        identity = transport.get("engine_identity")
+        if identity is not None:
+            self.engine_identities.setdefault(record["engine"], identity)
+        root = transport.get("dataset_root")
+        if root is not None:
+            self.dataset_roots.setdefault(str(record["dataset"]), str(root))
+        for entry in transport.get("dataset_skipped") or ():
+            self.skipped_entries.setdefault((record["dataset"], entry["source"]), {"dataset": record["dataset"], **entry})
+
+    def _clean_json(self, rec: Mapping[str, Any]) -> str:
         """The record's JSON text, its unencodable characters replaced and counted (one scan when there are none).
 
         ``default=str``: a value json cannot write (a Path from a hook) is kept as its text; NaN is kept (and refused
@@ -406,7 +417,8 @@ class RunResults:
         }
 
     def to_run(self, *, plugin_version: str, pytest_version: str, resamples: int = 1000,
-               interrupted: bool = False, summary_intervals: bool = True) -> dict[str, Any]:
+               interrupted: bool = False, summary_intervals: bool = True, bootstrap: Mapping[str, int] | None = None,
+               shard: Mapping[str, int] | None = None) -> Run:
         """The JSON run file (schema ``pytest-ocrmetrics/1``).
 
         ``interrupted`` marks a run that stopped early (Ctrl-C, ``-x``, ``--maxfail``): its documents are only the
@@ -417,51 +429,38 @@ class RunResults:
         """
         facts_resamples, resamples = resamples, (resamples if summary_intervals else 0)
         documents = self.documents()
-        run = {
-            "schema": RUN_SCHEMA_ID,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "environment": {
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "implementation": sys.implementation.name,
-                "plugin_version": plugin_version,
-                "pytest_version": pytest_version,
-                "engines": dict(sorted(self.engine_identities.items(), key=lambda item: (
-                    self.engine_order.index(item[0]) if item[0] in self.engine_order else len(self.engine_order),
-                    item[0]))),
-            },
-            "normalization": dict(self.normalization),
-            "documents": documents,
-            "summary": self.summary(documents, resamples=resamples),
-            "skipped_entries": [self.skipped_entries[k] for k in sorted(self.skipped_entries)],
-            "collection_errors": sorted(self.collection_errors, key=lambda error: error["dataset"]),
-            "interrupted": bool(interrupted),
+        environment = {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "implementation": sys.implementation.name,
+            "plugin_version": plugin_version,
+            "pytest_version": pytest_version,
+            "engines": dict(sorted(self.engine_identities.items(), key=lambda item: (
+                self.engine_order.index(item[0]) if item[0] in self.engine_order else len(self.engine_order),
+                item[0]))),
         }
+        summary = self.summary(documents, resamples=resamples)
         by_tag = self.summary_by_tag(documents, resamples=resamples) if self._has_tags else []
-        if by_tag:
-            run["summary_by_tag"] = by_tag
-        if self._has_facts:  # no document has facts: nothing to add, and no pass over the documents
-            add_facts(run, documents, seed=self.seed, resamples=facts_resamples)
-        if self.dataset_roots:
-            run["datasets"] = {name: {"root": root} for name, root in sorted(self.dataset_roots.items())}
-        if self.replaced_characters:
-            run["replaced_characters"] = self.replaced_characters
-        if self.unchecked_thresholds:
-            run["unchecked_thresholds"] = dict(sorted(self.unchecked_thresholds.items()))
-        return run
+        # no document has facts: nothing to add, and no pass over the documents
+        facts = facts_of(documents, seed=self.seed, resamples=facts_resamples) if self._has_facts else None
+        return build_run(
+            environment=environment, normalization=self.normalization, documents=documents, summary=summary,
+            skipped_entries=[self.skipped_entries[k] for k in sorted(self.skipped_entries)],
+            collection_errors=sorted(self.collection_errors, key=lambda error: error["dataset"]),
+            interrupted=interrupted, summary_by_tag=by_tag, facts=facts, datasets=self.dataset_roots,
+            replaced_characters=self.replaced_characters, unchecked_thresholds=self.unchecked_thresholds,
+            bootstrap=bootstrap, shard=shard)
 
 
-def add_facts(run: dict[str, Any], documents: Sequence[Mapping[str, Any]], *, seed: int, resamples: int) -> None:
-    """Give ``run`` its top-level ``facts`` (one object per page-level fact per engine) and ``facts_summary`` (per
-    engine × dataset: olmOCR-bench's headline with its interval, rates per type and per JSONL file), when some
-    document has facts; see :mod:`pytest_ocrmetrics.metrics.facts.summary`. One pass over ``documents``."""
+def facts_of(documents: Sequence[Mapping[str, Any]], *, seed: int, resamples: int) -> dict[str, Any] | None:
+    """The run's ``facts_summary`` (per engine × dataset: olmOCR-bench's headline with its interval, rates per type
+    and per JSONL file) and ``facts`` (one object per page-level fact per engine), None when no document has facts;
+    see :mod:`pytest_ocrmetrics.metrics.facts.summary`. One pass over ``documents``."""
     from pytest_ocrmetrics.metrics.facts.summary import facts_summary, run_facts
 
     facts = list(run_facts(documents))
     summary = facts_summary(facts, seed=seed, resamples=resamples)
-    if summary:
-        run["facts_summary"] = summary
-        run["facts"] = facts
+    return {"facts_summary": summary, "facts": facts} if summary else None
 
 
 def _group(groups: dict[tuple[str, ...], "_Group"], key: tuple[str, ...]) -> "_Group":

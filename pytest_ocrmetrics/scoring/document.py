@@ -7,7 +7,6 @@ all text metrics (:func:`pytest_ocrmetrics.metrics.text.score_text`).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from typing import Any, Iterable, Mapping
@@ -16,9 +15,9 @@ from pytest_ocrmetrics.core.documents import Document, memory_text
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput
 from pytest_ocrmetrics.metrics.normalize import get_profile
 
-__all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "document_record",
-           "DEFAULT_TEXT_METRICS", "fields_from_text", "task_prediction", "MAX_SCORED_CHARACTERS", "OutputTooLong",
-           "check_output_length", "output_too_long_reason", "OUTPUT_LIMIT_SETTING", "score_omnidoc_page", "not_applicable"]
+__all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", "DEFAULT_TEXT_METRICS",
+           "fields_from_text", "task_prediction", "MAX_SCORED_CHARACTERS", "OutputTooLong", "check_output_length",
+           "output_too_long_reason", "OUTPUT_LIMIT_SETTING", "not_applicable"]
 
 
 def not_applicable(score: "DocumentScore", metric: str) -> bool:
@@ -181,69 +180,6 @@ class DocumentScore:
         # the cells of text_scores.confusion, without building the whole ConfusionMatrix
         return tuple([(ref or "", hyp or "", n) for ref, hyp, n in confusion_cells(self.text_scores.cer.alignment)])
 
-    def to_record(self, *, confusions: bool = True, root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-        """The plain-dict record that travels on the test report and ends up in the JSON run file; ``confusions=False``
-        leaves the confusion pairs out (an empty list) when no report of the run shows them. ``root`` is the dataset's
-        folder: the image is recorded relative to it (see :func:`document_record`)."""
-        return {
-            **document_record(self.document, self.engine, self.output, root=root),
-            "metrics": dict(self.metrics),
-            "counts": {name: dict(c) for name, c in self.counts.items()},
-            "confusions": [list(c) for c in self.confusions] if confusions else [],
-            "details": _json_safe(self.details),
-        }
-
-
-def document_record(document: Document, engine: str, output: OcrOutput | None = None, *,
-                    root: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """A run-file record with no metrics yet: the document, and the output when there is one.
-
-    Unscored tests (engine error, filtered, skipped) are recorded with this; scored ones extend it. With ``root`` (the
-    dataset's folder) the ``image`` is the path relative to it, with ``/`` (:func:`relative_image`), so the run file
-    does not depend on where the dataset was on the machine that ran it; without, the path as the document has it.
-    """
-    record: dict[str, Any] = {
-        "id": document.id,
-        "dataset": document.dataset,
-        "engine": engine,
-        "metrics": {},
-        "counts": {},
-        "elapsed_s": 0.0,
-        "image": None if document.image_path is None else relative_image(document.image_path, root),
-        "reference": document.reference_text,
-    }
-    if output is not None:
-        record.update(hypothesis=output.text, confidence=output.confidence, cached=output.cached,
-                      truncated=output.truncated, elapsed_s=round(max(output.elapsed_s, 0.0), 6))
-    return record
-
-
-def relative_image(image: str | os.PathLike[str], root: str | os.PathLike[str] | None) -> str:
-    """The image path as a run file records it: relative to the dataset's ``root`` with ``/`` separators when it lies
-    inside it (``images/doc_001.png``), else as it is (an image outside its dataset folder, or no ``root`` given).
-
-    >>> relative_image("/ci/work/data/images/doc_001.png", "/ci/work/data"), relative_image("/elsewhere/a.png", "/ci")
-    ('images/doc_001.png', '/elsewhere/a.png')
-    """
-    if root is not None:  # string prefixes, not Path.relative_to: this runs once per document of the run
-        absolute, folder = os.path.abspath(image), os.path.join(os.path.abspath(root), "")
-        if absolute.startswith(folder) and len(absolute) > len(folder):
-            relative = absolute[len(folder):]
-            return relative if os.sep == "/" else relative.replace(os.sep, "/")
-    return str(image)
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
 
 def _lower_keeping_length(text: str) -> str:
     """``text.lower()`` where that keeps every character one character (offsets stay valid), else per character."""
@@ -343,36 +279,6 @@ def _answer_in_text(accepted: Any, text: str) -> str:
     return (matching or located or [""])[0]
 
 
-def _score_task(task: Mapping[str, Any], output: OcrOutput, options: ScoringOptions) -> tuple[Any, str]:
-    """One downstream task of a document scored on ``output``: (its DownstreamResult, the prediction's source)."""
-    from pytest_ocrmetrics.metrics.downstream import downstream_task
-
-    predicted, source = task_prediction(task, output, field_compare=options.field_compare)
-    return downstream_task(str(task.get("type")), predicted, task.get("reference")), source
-
-
-def score_omnidoc_page(page: Mapping[str, Any], text: str, metrics: dict[str, float], details: dict[str, Any]) -> None:
-    """Add OmniDocBench's page scores of ``text`` (the engine's Markdown) to ``metrics``, and to ``details["omnidoc"]``
-    the matched blocks (for the reports) and the metrics the page has no element for (``absent``: no value, so
-    neither a failure nor an unchecked threshold; the mean is over the pages that have the element).
-
-    Args:
-        page: the page's ground-truth object (``Document.omnidoc_page``).
-        text: the output's text.
-        metrics: the document's metric values, updated in place.
-        details: the document's details, updated in place.
-    """
-    from dataclasses import asdict
-
-    from pytest_ocrmetrics.metrics.omnidoc import score_page
-
-    scores = score_page(page, text)
-    values = scores.as_dict()
-    metrics.update({name: float(value) for name, value in values.items() if value is not None})
-    details["omnidoc"] = {"absent": [name for name, value in values.items() if value is None],
-                          "matches": [asdict(match) for match in scores.matches]}
-
-
 _DEFAULT_OPTIONS = ScoringOptions()
 
 
@@ -383,142 +289,38 @@ def _wanted_metrics(extra_metrics: tuple[str, ...]) -> frozenset[str]:
 
 
 def score_document(document: Document, output: OcrOutput, *, engine: str, options: ScoringOptions | None = None) -> DocumentScore:
-    """Compute every metric that applies to ``document`` for ``output``."""
-    from pytest_ocrmetrics.metrics.text import score_text
+    """Compute every metric that applies to ``document`` for ``output``.
+
+    The texts are normalized and aligned once (:func:`~pytest_ocrmetrics.metrics.text.score_text`, when the document
+    has a reference text); then each metric family that applies to the document and is requested computes its
+    metrics (:data:`~pytest_ocrmetrics.scoring.scorers.SCORERS`).
+    """
+    from pytest_ocrmetrics.scoring.scorers import ScoringContext, scorers_for
 
     options = options or _DEFAULT_OPTIONS
     profile = get_profile(options.normalize)
-    metrics: dict[str, float] = {}
-    counts: dict[str, dict[str, Any]] = {}
-    details: dict[str, Any] = {}
-    reference = None
-    text = None
     wanted = _wanted_metrics(tuple(options.extra_metrics))
-
     if document.reference_text is None:
-        hypothesis = profile(output.text)
+        text, reference, hypothesis = None, None, profile(output.text)
     else:
+        from pytest_ocrmetrics.metrics.text import score_text
+
         text = score_text(document.reference_text, output.text, unit=options.unit, tokenizer=options.tokenizer,
                           normalize=profile)
         reference, hypothesis = text.reference, text.hypothesis  # normalized once, by score_text
-        for name, result in text.results().items():
-            if name in wanted:
-                metrics[name] = float(result.value)
-                counts[name] = result.counts()  # a new dict each time
-        if "bow_f1" in wanted:
-            from pytest_ocrmetrics.metrics.layout import bag_of_words
-
-            metrics["bow_f1"] = float(bag_of_words(reference, hypothesis).f1)
-        if "crr" in wanted or "word_f1" in wanted:
-            from pytest_ocrmetrics.metrics.word_match import word_match
-
-            wm = word_match(reference, hypothesis, max_distance=options.word_distance,
-                            case_sensitive=options.word_case_sensitive,
-                            ignore_punctuation=options.word_ignore_punctuation)
-            if "crr" in wanted:
-                metrics["crr"] = float(wm.crr)
-            if "word_f1" in wanted:
-                metrics["word_f1"] = float(wm.f1)
-        from pytest_ocrmetrics.metrics.layout import LAYOUT_METRICS, CharacterAccuracy, layout_scores
-
-        if wanted & LAYOUT_METRICS:  # set/order/n-gram metrics: only when asked for (--ocr-metric)
-            for name, (value, layout_counts) in layout_scores(reference, hypothesis, wanted).items():
-                metrics[name] = value
-                counts[name] = layout_counts
-        if "character_accuracy" in wanted:  # from the CER counts already computed
-            accuracy = CharacterAccuracy.from_error_rate(text.cer)
-            metrics["character_accuracy"] = float(accuracy.value)
-            counts["character_accuracy"] = accuracy.counts()
-        if "token_f1" in wanted:
-            metrics["token_f1"] = float(text.token_accuracy.f1)
-        if "token_ratio" in wanted:
-            from pytest_ocrmetrics.metrics.tokens import token_efficiency
-
-            te = token_efficiency(hypothesis, reference=reference)
-            metrics["token_ratio"] = float(te.token_ratio or 0.0)  # a reference was given, so it is set
-            counts["token_ratio"] = dict(te.counts())
-
-    if document.fields:
-        from pytest_ocrmetrics.metrics.fields import field_f1
-
-        extracted = output.fields if output.fields is not None else fields_from_text(
-            document.fields, output.text, ignore_case=options.field_compare != "exact",  # as field_f1 compares
-            join_lines=options.field_compare != "exact")
-        result = field_f1(document.fields, extracted, compare=options.field_compare)  # type: ignore[arg-type]
-        metrics["field_f1"] = float(result.f1)
-        metrics["field_precision"] = float(result.precision)
-        metrics["field_recall"] = float(result.recall)
-        c = dict(result.counts())
-        counts["field_f1"] = counts["field_precision"] = counts["field_recall"] = c
-        if "task_success" in wanted and not document.tasks:  # the spec's downstream extraction task on the fields
-            from pytest_ocrmetrics.metrics.downstream import downstream_task
-
-            task = downstream_task("extraction", extracted, document.fields)
-            metrics["task_success"] = float(task.success)
-            counts["task_success"] = task.counts()
-            details["task"] = {"quality": task.quality, "error_type": task.error_type}
-        details["fields"] = {
-            "source": "engine" if output.fields is not None else "located in text",
-            "missing": list(result.missing),
-            "incorrect": list(result.incorrect),
-            "extra": list(result.extra),
-            "mismatches": [{"field": path, "expected": expected, "found": found}
-                           for path, expected, found in result.mismatches],
-        }
-
-    if document.tasks and "task_success" in wanted:  # the document's own downstream tasks replace the fields task
-        task_results = [_score_task(task, output, options) for task in document.tasks]
-        successes = sum(result.success for result, _ in task_results)
-        metrics["task_success"] = successes / len(task_results)
-        counts["task_success"] = {"successes": successes, "tasks": len(task_results)}
-        details["tasks"] = [{"type": result.task, "task_success": result.success, "quality_score": result.quality,
-                             "error_type": result.error_type, "source": source}
-                            for result, source in task_results]
-
-    if document.schema is not None:
-        from pytest_ocrmetrics.metrics.structured import json_validity, xml_validity
-
-        raw = output.raw if output.raw is not None else output.text
-        if document.schema.get(XML_FORMAT_KEY) == "xml":  # an XML output: well-formed, with the required elements
-            validity: Any = xml_validity(raw, required=list(document.schema.get("required", ())))
-        else:
-            from pytest_ocrmetrics.metrics.structured import SchemaCheckError
-
-            try:
-                validity = json_validity(raw, document.schema)
-            except SchemaCheckError as exc:
-                where = f" [ground truth: {document.source}]" if document.source else ""
-                raise ScoringError(f"document {document.id!r} ({engine}): {exc}{where}") from None
-        metrics["json_valid"] = float(validity.value)
-        metrics["parse_success"] = float(validity.parsed)
-        metrics["completeness"] = float(validity.completeness)
-        counts["json_valid"] = counts["parse_success"] = dict(validity.counts())
-        details["json"] = validity.to_dict()
-
-    if document.facts:  # page-level facts, on every repeat of the output (replay repeat files)
-        from pytest_ocrmetrics.metrics.facts import check_repeats
-
-        repeats = output.metadata.get("repeats")
-        texts = [str(t) for t in repeats] if isinstance(repeats, (list, tuple)) and repeats else [output.text]
-        results = [check_repeats(fact, texts) for fact in document.facts]
-        checked = [result.passed for result in results if result.passed is not None]  # None: could not be checked
-        if checked:
-            metrics["fact_pass_rate"] = sum(checked) / len(checked)
-            counts["fact_pass_rate"] = {"passed": sum(checked), "total": len(checked)}
-        details["facts"] = [result.to_dict() for result in results]
-
-    if document.omnidoc_page is not None:  # a page of an OmniDocBench dataset: the benchmark's page scores
-        score_omnidoc_page(document.omnidoc_page, output.text, metrics, details)
-
+    context = ScoringContext(document, output, engine, options, wanted, text, reference, hypothesis, {}, {}, {})
+    for scorer in scorers_for(wanted):
+        if scorer.applies(document):
+            scorer.score(context)
     return DocumentScore(
         document=document,
         engine=engine,
         output=output,
-        metrics=metrics,
-        counts=counts,
+        metrics=context.metrics,
+        counts=context.counts,
         normalization=profile.name,
         reference=reference,
         hypothesis=hypothesis,
-        details=details,
+        details=context.details,
         text_scores=text,
     )

@@ -19,6 +19,7 @@ from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics import layout
 from pytest_ocrmetrics.metrics.fields import COMPARE_MODES, field_f1
 from pytest_ocrmetrics.metrics.registry import METRICS
+from pytest_ocrmetrics.runfile.record import scored_record
 from pytest_ocrmetrics.scoring.document import DEFAULT_TEXT_METRICS, ScoringOptions, score_document
 
 BIBLICUS = ("set_precision", "set_recall", "set_f1", "sequence_accuracy", "lcs_ratio", "bigram_overlap",
@@ -148,7 +149,7 @@ def test_hostile_text_does_not_break_them() -> None:
     options = ScoringOptions(extra_metrics=(*BIBLICUS, "char_lcs_ratio"))
     score = score_document(document, OcrOutput(text=hypothesis), engine="e", options=options)
     assert all(0.0 <= score.metrics[name] <= 1.0 for name in (*BIBLICUS, "char_lcs_ratio"))
-    json.dumps(score.to_record(), allow_nan=False)
+    json.dumps(scored_record(score), allow_nan=False)
 
 
 # ---------------------------------------------------------------------------------------------------- in a run

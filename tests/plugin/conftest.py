@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,3 +13,33 @@ from tests.helpers.plugin import make_dataset
 @pytest.fixture
 def dataset(pytester: pytest.Pytester) -> Path:
     return make_dataset(pytester.path)
+
+
+@pytest.fixture(autouse=True)
+def validated_run_files(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every run file (and baseline) a plugin test's pytester run writes in this process is checked against the run
+    file's JSON Schema when it is written, not only when a later run reads it back; the test fails at its end when one
+    is not valid. Yields the list of the paths checked."""
+    from pytest_ocrmetrics.reporting import files
+    from pytest_ocrmetrics.runfile.read import RunFileError, load_run
+
+    checked: list[Path] = []
+    invalid: list[str] = []
+    write_reports = files.write_reports
+
+    def validating(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return write_reports(*args, **kwargs)
+        finally:
+            for key in ("json_path", "baseline"):
+                path = kwargs.get(key)
+                if path is not None and Path(path).is_file():
+                    checked.append(Path(path))
+                    try:
+                        load_run(path)  # the schema, and finite numbers only
+                    except RunFileError as exc:
+                        invalid.append(str(exc))
+
+    monkeypatch.setattr(files, "write_reports", validating)
+    yield checked
+    assert not invalid, invalid

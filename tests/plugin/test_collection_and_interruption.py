@@ -15,11 +15,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from pytest_ocrmetrics.runfile.record import run_schema
 from tests.helpers.plugin import make_dataset
 
 pytest_plugins = ["pytester"]
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text())
+SCHEMA = run_schema()
 # a dataset whose ground-truth file is not JSON cannot be loaded at all (a malformed entry only errors its document)
 BROKEN_MESSAGE = "ground_truth.json: invalid JSON at line 1, column 35: Expecting property name enclosed in double quotes."
 

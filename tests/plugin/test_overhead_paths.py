@@ -544,12 +544,13 @@ def test_confusions_are_counted_only_when_a_report_shows_them(pytester: pytest.P
 
 def test_a_score_counts_its_confusions_when_they_are_read() -> None:
     from pytest_ocrmetrics.engines.base import OcrOutput
+    from pytest_ocrmetrics.runfile.record import scored_record
     from pytest_ocrmetrics.scoring.document import score_document
 
     document = Document(id="a", dataset="d", image_path=None, reference_text="INVOICE 10")
     score = score_document(document, OcrOutput(text="INV0ICE 1O"), engine="e")
-    assert score.to_record(confusions=False)["confusions"] == []
+    assert scored_record(score, confusions=False)["confusions"] == []
     assert score.confusions == (("O", "0", 1), ("0", "O", 1))
-    assert score.to_record()["confusions"] == [["O", "0", 1], ["0", "O", 1]]
+    assert scored_record(score)["confusions"] == [["O", "0", 1], ["0", "O", 1]]
     no_text = score_document(Document(id="b", dataset="d", image_path=None), OcrOutput(text="x"), engine="e")
-    assert no_text.confusions == () and no_text.to_record()["confusions"] == []
+    assert no_text.confusions == () and scored_record(no_text)["confusions"] == []

@@ -9,11 +9,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from pytest_ocrmetrics.runfile.record import run_schema
 from tests.helpers.plugin import PNG_1X1, make_dataset
 
 pytest_plugins = ["pytester"]
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text())
+SCHEMA = run_schema()
 
 
 def _testcases(xml_path: Path) -> dict[str, dict[str, str]]:

@@ -12,8 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from pytest_ocrmetrics.runfile.record import run_schema
+
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text(encoding="utf-8"))
+SCHEMA = run_schema()
 
 
 def _need_tesseract() -> None:

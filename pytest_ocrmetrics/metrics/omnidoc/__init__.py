@@ -28,7 +28,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -317,31 +317,46 @@ def score_page(page: Mapping[str, Any], prediction: str) -> PageScores:
     _check(page, prediction)
     elements = _merge_truncated(page)
     blocks = segment_markdown(prediction)
-
-    mix_by_category: dict[str, list[PredictedBlock]] = {}
-    for block in blocks:
-        if block.category in (TEXT, FORMULA):
-            mix_by_category.setdefault(block.category, []).append(block)
-    mix = [block for group in mix_by_category.values() for block in group]
-
+    mix = _mixed_blocks(blocks)
     tables: list[tuple[_Sample, float, float]] = []
     if elements.get("table"):
         tables, leftovers = _score_tables(_by_order(elements["table"]), blocks)
         mix.extend(leftovers)
-
     gt_mix = _by_order([item for category in _MIX_CATEGORIES for item in elements.get(category, [])])
     pairs = [p for p in quick_match(gt_mix, mix) if p.complete]
-
     text_pairs = [p for p in pairs if p.gt_category in TEXT_CATEGORIES and p.gt_category not in IGNORED_CATEGORIES]
-    formula_pairs = [p for p in pairs if p.gt_category == "equation_isolated" and p.gt_idx]
     text_samples = [_Sample(p.gt, p.pred, p.norm_gt, p.norm_pred) for p in text_pairs]
+    matches = [BlockMatch("text", s.norm_gt, s.norm_pred, s.edit()) for s in text_samples]
+    formula_samples = _formula_samples(pairs, text_samples, matches)
+    for sample, teds, teds_s in tables:
+        matches.append(BlockMatch("table", sample.norm_gt, sample.norm_pred, sample.edit(), teds, teds_s))
+    matches += _ignored_and_extra_matches(pairs)
+    return PageScores(
+        text_block_edit=_page_edit(text_samples),
+        reading_order_edit=_reading_order(text_pairs) if text_pairs else None,
+        table_edit=_page_edit(sample for sample, _, _ in tables),
+        table_teds=sum(t for _, t, _ in tables) / len(tables) if tables else None,
+        table_teds_s=sum(t for _, _, t in tables) / len(tables) if tables else None,
+        formula_edit=_page_edit(formula_samples),
+        matches=tuple(matches),
+    )
+
+
+def _mixed_blocks(blocks: Iterable[PredictedBlock]) -> list[PredictedBlock]:
+    """The predicted text blocks, then the predicted display formulas (the benchmark's mixed candidates)."""
+    by_category: dict[str, list[PredictedBlock]] = {}
+    for block in blocks:
+        if block.category in (TEXT, FORMULA):
+            by_category.setdefault(block.category, []).append(block)
+    return [block for group in by_category.values() for block in group]
+
+
+def _formula_samples(pairs: Sequence[Any], text_samples: list[_Sample], matches: list[BlockMatch]) -> list[_Sample]:
+    """The matched display formulas as samples; a formula the model wrote as text is compared as text (the
+    benchmark's rule) and goes to ``text_samples``. Each adds its :class:`BlockMatch` to ``matches``."""
     formula_samples: list[_Sample] = []
-    matches: list[BlockMatch] = []
-    for pair, sample in zip(text_pairs, text_samples):
-        matches.append(BlockMatch("text", sample.norm_gt, sample.norm_pred, sample.edit()))
-    for pair in formula_pairs:
+    for pair in (p for p in pairs if p.gt_category == "equation_isolated" and p.gt_idx):
         if pair.pred_category not in ("equation_inline", "equation_isolated", ""):
-            # a formula the model wrote as text: compared as text (the benchmark's rule)
             try:
                 as_text = latex_to_unicode(pair.gt)
             except Exception:  # noqa: BLE001 - the benchmark keeps a formula pylatexenc cannot render
@@ -353,8 +368,12 @@ def score_page(page: Mapping[str, Any], prediction: str) -> PageScores:
             sample = _Sample(pair.gt, pair.pred, pair.norm_gt, pair.norm_pred)
             formula_samples.append(sample)
             matches.append(BlockMatch("formula", sample.norm_gt, sample.norm_pred, sample.edit()))
-    for sample, teds, teds_s in tables:
-        matches.append(BlockMatch("table", sample.norm_gt, sample.norm_pred, sample.edit(), teds, teds_s))
+    return formula_samples
+
+
+def _ignored_and_extra_matches(pairs: Iterable[Any]) -> list[BlockMatch]:
+    """Matches of ignored ground-truth blocks (headers, footers, ...) and predicted blocks with no ground truth."""
+    matches: list[BlockMatch] = []
     for pair in pairs:
         if pair.gt_category in IGNORED_CATEGORIES:
             sample = _Sample(pair.gt, pair.pred, pair.norm_gt, pair.norm_pred)
@@ -362,16 +381,7 @@ def score_page(page: Mapping[str, Any], prediction: str) -> PageScores:
         elif not pair.gt_idx and pair.pred_idx:
             kind = "formula" if "equation" in pair.pred_category else "text"
             matches.append(BlockMatch(kind, "", pair.norm_pred, 1.0))
-
-    return PageScores(
-        text_block_edit=_page_edit(text_samples),
-        reading_order_edit=_reading_order(text_pairs) if text_pairs else None,
-        table_edit=_page_edit(sample for sample, _, _ in tables),
-        table_teds=sum(t for _, t, _ in tables) / len(tables) if tables else None,
-        table_teds_s=sum(t for _, _, t in tables) / len(tables) if tables else None,
-        formula_edit=_page_edit(formula_samples),
-        matches=tuple(matches),
-    )
+    return matches
 
 
 def page_has(page: Mapping[str, Any]) -> set[str]:

@@ -1,0 +1,113 @@
+"""The document record and the run have one owner (``runfile/record.py``): its builders, the envelope that keeps
+transport-only data out of the record, and the schema beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.engines.base import OcrOutput
+from pytest_ocrmetrics.runfile import record as records
+from pytest_ocrmetrics.runfile.read import validate_run
+from pytest_ocrmetrics.runfile.record import (
+    RUN_SCHEMA_ID,
+    SCHEMA_PATH,
+    DocumentRecord,
+    Run,
+    Transport,
+    clean_envelope,
+    envelope,
+    run_schema,
+    scored_record,
+    unscored_record,
+)
+from pytest_ocrmetrics.runfile.results import RunResults
+from pytest_ocrmetrics.scoring.document import score_document
+
+
+def _scored(tmp_path: Path) -> DocumentRecord:
+    document = Document("a.png", "d", tmp_path / "images" / "a.png", "INVOICE 1", fields={"total": "1"})
+    score = score_document(document, OcrOutput(text="INV0ICE 1", confidence=0.9), engine="e")
+    return scored_record(score, root=tmp_path)
+
+
+def test_the_schema_and_its_id_live_beside_the_record_types() -> None:
+    assert SCHEMA_PATH.parent == Path(records.__file__).parent
+    assert run_schema()["properties"]["schema"]["const"] == RUN_SCHEMA_ID
+    document_keys = set(run_schema()["properties"]["documents"]["items"]["properties"])
+    assert set(DocumentRecord.__annotations__) == document_keys  # the type names every key the schema documents
+    assert set(Run.__annotations__) == set(run_schema()["properties"])
+
+
+def test_a_scored_record_lists_the_document_the_output_then_the_scores(tmp_path: Path) -> None:
+    record = _scored(tmp_path)
+    assert list(record) == ["id", "dataset", "engine", "metrics", "counts", "elapsed_s", "image", "reference",
+                            "hypothesis", "confidence", "cached", "truncated", "confusions", "details"]
+    assert record["image"] == "images/a.png"  # relative to the dataset's folder
+    assert record["metrics"]["cer"] == pytest.approx(1 / 9)
+
+
+def test_an_unscored_record_says_a_check_was_declared() -> None:
+    record = unscored_record(Document("a.png", "d", None, "x"), "e", declared_checks=True, details={"facts": []})
+    assert list(record)[-2:] == ["declared_checks", "details"]
+    assert "hypothesis" not in record and record["metrics"] == {}
+
+
+def test_transport_travels_beside_the_record_never_in_it(tmp_path: Path) -> None:
+    sent = envelope(_scored(tmp_path), nodeid="t.py::test[e-a.png]", checks=[{"metric": "cer"}],
+                    unchecked_thresholds=["field_f1", "field_f1"], tags=["scan"], filtered="confidence 0.1 < 0.5",
+                    engine_identity={"engine": "e"}, dataset_root=str(tmp_path),
+                    dataset_skipped=[{"source": "b.png", "reason": "no text"}])
+    record, transport = sent["record"], sent["transport"]
+    assert record is not None
+    assert not {"engine_identity", "dataset_root", "dataset_skipped", "filtered"} & set(record)
+    assert transport == {"filtered": True, "engine_identity": {"engine": "e"}, "dataset_root": str(tmp_path),
+                         "dataset_skipped": [{"source": "b.png", "reason": "no text"}]}
+    assert record["unchecked_thresholds"] == ["field_f1"] and record["message"] == "confidence 0.1 < 0.5"
+
+    results = RunResults()
+    results.add(record, "passed", transport=sent["transport"])
+    run = results.to_run(plugin_version="0", pytest_version="0", resamples=0)
+    (document,) = run["documents"]
+    assert document["outcome"] == "filtered"
+    assert not {"engine_identity", "dataset_root", "dataset_skipped", "filtered"} & set(document)
+    assert run["environment"]["engines"] == {"e": {"engine": "e"}}
+    assert run["datasets"] == {"d": {"root": str(tmp_path)}}
+    assert run["skipped_entries"] == [{"dataset": "d", "source": "b.png", "reason": "no text"}]
+    validate_run(json.loads(json.dumps(run, default=list)))
+
+
+def test_a_worker_counts_the_replaced_characters_of_the_whole_envelope_once() -> None:
+    record: DocumentRecord = {"id": "a\ud800", "dataset": "d", "engine": "e", "metrics": {}, "counts": {},
+                              "elapsed_s": 0.0}
+    transport: Transport = {"dataset_root": "/data/\udcff"}
+    cleaned = clean_envelope({"nodeid": "t::a\ud800", "record": record, "transport": transport})
+    assert cleaned["nodeid"] == "t::a\ufffd"
+    assert cleaned["record"] is not None and cleaned["record"]["replaced_characters"] == 2  # the node id is the record's
+    assert cleaned["transport"] == {"dataset_root": "/data/\ufffd"}
+
+
+def test_the_run_members_come_in_the_run_files_order() -> None:
+    results = RunResults()
+    results.add({"id": "a", "dataset": "d", "engine": "e", "metrics": {}, "counts": {}, "elapsed_s": 0.0,
+                 "nodeid": "t::a", "unchecked_thresholds": ["cer"]}, "passed",
+                transport={"dataset_root": "/d"})
+    run = results.to_run(plugin_version="0", pytest_version="0", resamples=0, bootstrap={"seed": 1, "resamples": 0},
+                         shard={"index": 1, "count": 2})
+    assert list(run) == ["schema", "created", "environment", "normalization", "documents", "summary",
+                         "skipped_entries", "collection_errors", "interrupted", "datasets", "unchecked_thresholds",
+                         "bootstrap", "shard"]
+
+
+def test_a_run_without_bootstrap_intervals_is_a_valid_run_file() -> None:
+    """``--ocr-bootstrap=0`` writes ``ci_low``/``ci_high`` as null: the schema accepts what the plugin writes (it
+    refused such a file when it was read back, as a baseline or by ``ocrmetrics report``)."""
+    results = RunResults()
+    results.add({"id": "a", "dataset": "d", "engine": "e", "metrics": {"cer": 0.5}, "counts": {}, "elapsed_s": 0.0,
+                 "nodeid": "t::a"}, "passed")
+    run = results.to_run(plugin_version="0", pytest_version="0", resamples=0)
+    assert run["summary"][0]["metrics"]["cer"]["ci_low"] is None
+    validate_run(json.loads(json.dumps(run, default=list)))
