@@ -156,14 +156,6 @@ def test_a_pdf_page_is_rendered_as_the_documents_image(tmp_path: Path) -> None:
     assert image_digest(page) == image_digest(page.with_image_bytes())  # the cache hashes the rendered page
 
 
-@pytest.fixture(params=[[], ["-n", "2"]], ids=["no-xdist", "xdist-2"])
-def plugin_args(request: pytest.FixtureRequest) -> list[str]:
-    """Once without xdist and once with two workers (as tests/plugin/conftest.py does)."""
-    if request.param:
-        pytest.importorskip("xdist")
-    return list(request.param)
-
-
 @pytest.mark.xdist_transport
 def test_plugin_thresholds_on_fact_pass_rate(pytester: pytest.Pytester, shared_data: Path,
                                               plugin_args: list[str]) -> None:
