@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pytest
 
-from pytest_ocrmetrics.metrics.normalize import get_profile
-from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
-from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS
-from pytest_ocrmetrics.runfile.sharding import Shard, parse_shard
+if TYPE_CHECKING:
+    from pytest_ocrmetrics.runfile.sharding import Shard
 
 __all__ = ["add_options", "OcrSettings", "parse_threshold_items", "SUMMARY_MODES", "FIELD_COMPARE_MODES",
-           "parse_columns"]
+           "parse_columns", "ocr_options_given", "register_markers"]
+
+# Every pytest run imports this module (to register the options): it imports nothing of the OCR code at module
+# level; the metric registry, the normalization profiles, the units and the shards are imported when the settings
+# are read, by a run that uses OCR.
 
 SUMMARY_MODES = ("none", "short", "full")
 FIELD_COMPARE_MODES = ("lowercase", "exact", "normalized", "fuzzy")
@@ -142,6 +144,27 @@ def add_options(parser: pytest.Parser) -> None:
                       help=f"Default for {option}: {kwargs['help']}")
 
 
+MARKERS = (
+    "ocr_dataset(*paths, name=None): run this test once per document of the datasets (paths relative to the test file)",
+    "ocr_thresholds(**limits): per-test limits, e.g. ocr_thresholds(cer=0.05, field_f1=0.9)",
+)
+
+
+def register_markers(config: pytest.Config) -> None:
+    """Register the plugin's markers (every run: ``--strict-markers`` must know them, OCR or not)."""
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+
+
+def ocr_options_given(config: pytest.Config) -> bool:
+    """Whether any ``--ocr-*`` option or its ini key holds a value other than its unset default: then the run uses
+    OCR from the start (its settings are read and checked at configure time, a typo fails before any test)."""
+    for _, dest, _, _ in _OPTIONS:
+        if config.getoption(dest) not in (None, [], False) or config.getini(dest) not in (None, [], False):
+            return True
+    return False
+
+
 def _get(config: pytest.Config, dest: str) -> Any:
     value = config.getoption(dest)
     if value is None or value == []:
@@ -170,6 +193,7 @@ def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
     percentage, and a plain number above 1 on a fraction metric is refused with the fraction to write
     (``--ocr-max=cer:5 reads as 500 %; write cer:0.05 for 5 % (or cer:500% if you mean it)``).
     """
+    from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
     from pytest_ocrmetrics.metrics.thresholds import LimitError, parse_limit
 
     result: dict[str, float] = {}
@@ -197,6 +221,8 @@ def parse_columns(value: Any) -> tuple[tuple[str, str], ...]:
 
     An unknown metric or statistic is a usage error (with a did-you-mean for a metric); empty: the default columns.
     """
+    from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
+
     columns: list[tuple[str, str]] = []
     for item in str(value or "").replace("\n", ",").split(","):
         name, _, stat = (part.strip() for part in item.strip().partition(":"))
@@ -217,6 +243,8 @@ def parse_columns(value: Any) -> tuple[tuple[str, str], ...]:
 
 
 def _shard(text: str) -> Shard:
+    from pytest_ocrmetrics.runfile.sharding import parse_shard
+
     try:
         return parse_shard(text)
     except ValueError as exc:
@@ -316,6 +344,9 @@ class OcrSettings:
         ini_base = Path(config.inipath).parent if config.inipath else config.rootpath
         cli_datasets = config.getoption("ocr_datasets") or []
         from pytest_ocrmetrics.datasets.loading import rebase_dataset_argument  # PATH or NAME=PATH, as typed
+        from pytest_ocrmetrics.metrics.normalize import get_profile
+        from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
+        from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS
 
         datasets = [str(d) for d in cli_datasets] if cli_datasets else [
             rebase_dataset_argument(d, ini_base) for d in _list(config, "ocr_datasets")
