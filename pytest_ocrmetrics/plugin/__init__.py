@@ -6,7 +6,9 @@ A document's scores ride on its test report as a plain dict, so pytest-xdist car
 
 The plugin's own work is split by job, one module each:
 
-- ``options``: the ``--ocr-*`` options and their ini twins, read into the settings;
+- ``options``: the ``--ocr-*`` options and their ini twins, and the markers;
+- ``settings``: the ``--ocr-*`` settings read and validated;
+- ``keys``: the stash keys of the run's state and each test's;
 - ``state``: the run's state (``config.stash[STATE]``: configuration, collection, outcome) and each test's (on its
   item);
 - ``configure``: starting the OCR run: settings, engines, gates and baseline checked, the hook classes registered;
@@ -24,7 +26,7 @@ pytest and pluggy find hooks and fixtures among this module's attributes: the fi
 
 A light import: every pytest run in an environment with the plugin installed imports this module, so at module level
 it imports only what registers the options, the hook specifications, the markers and the fixtures (``options``,
-``hookspecs``, ``state``, ``fixtures``: none imports OCR code). The run *uses OCR* when an ``--ocr-*`` option or its
+``hookspecs``, ``keys``, ``fixtures``: none imports OCR code). The run *uses OCR* when an ``--ocr-*`` option or its
 ini key is given (the run starts at configure time, so a typo fails at once) or when a collected test function asks
 for an OCR fixture (``ocr_document``, ``ocr_engine``, ``ocr_output``, ``ocr_score``; the ``ocr_dataset`` and
 ``ocr_thresholds`` markers act only through them): the run starts then (:func:`~.configure.started_run`). Until
@@ -41,8 +43,7 @@ import pytest
 from pytest_ocrmetrics.plugin import hookspecs
 from pytest_ocrmetrics.plugin.fixtures import ocr_case, ocr_document, ocr_engine, ocr_output, ocr_score
 from pytest_ocrmetrics.plugin.options import add_options, ocr_options_given, register_markers
-from pytest_ocrmetrics.plugin.state import (CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, active_state,
-                                            broken_dataset_of)
+from pytest_ocrmetrics.plugin.keys import CASE_ARG, ITEM_STATE, STATE, active_state
 
 __all__ = [
     "GC_FREEZE_EVERY",  # read from pytest_ocrmetrics.plugin.scheduling: change it there
@@ -72,6 +73,8 @@ _LAZY = {
     "OcrFactItem": "pytest_ocrmetrics.plugin.items",
     "OcrFactItemsWarning": "pytest_ocrmetrics.plugin.items",
     "OcrTruncatedWarning": "pytest_ocrmetrics.plugin.checks",
+    "ItemState": "pytest_ocrmetrics.plugin.state",
+    "PluginState": "pytest_ocrmetrics.plugin.state",
 }
 
 
@@ -129,6 +132,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if STATE not in item.config.stash:  # a dataset that could not be loaded stands for one test of an OCR run only
+        return
+    from pytest_ocrmetrics.plugin.state import broken_dataset_of
+
     broken = broken_dataset_of(item)
     if broken is not None:  # its ground truth is malformed: this test errors with the loader's sentence
         raise pytest.fail.Exception(broken.message, pytrace=False)

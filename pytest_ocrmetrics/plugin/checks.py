@@ -11,7 +11,8 @@ import pytest
 from pytest_ocrmetrics.assertions import OcrTestContext, failure_message
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
-from pytest_ocrmetrics.plugin.state import ITEM_STATE, ItemState, PluginState, plugin_state
+from pytest_ocrmetrics.plugin.keys import ITEM_STATE, plugin_state
+from pytest_ocrmetrics.plugin.state import ItemState, PluginState
 from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrCase, printable_id
 from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, with_metrics
 from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds, parse_limit

@@ -17,11 +17,12 @@ from pytest_ocrmetrics.engines.base import EngineOptionError
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS
 from pytest_ocrmetrics.plugin.items import cli_datasets, no_engine_hint
-from pytest_ocrmetrics.plugin.options import OcrSettings
+from pytest_ocrmetrics.plugin.settings import OcrSettings
 from pytest_ocrmetrics.plugin.progress import register_progress
 from pytest_ocrmetrics.plugin.scheduling import ShardHooks, XdistHooks, unfreeze_gc
 from pytest_ocrmetrics.plugin.session import SessionHooks
-from pytest_ocrmetrics.plugin.state import STATE, CollectionState, PluginState, RunConfig, RunOutcome
+from pytest_ocrmetrics.plugin.keys import STATE
+from pytest_ocrmetrics.plugin.state import CollectionState, PluginState, RunConfig, RunOutcome
 from pytest_ocrmetrics.runfile.results import RunResults
 from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
 from pytest_ocrmetrics.scoring.document import ScoringOptions, with_metrics
@@ -220,8 +221,9 @@ def _run_inputs(state: PluginState) -> list[tuple[Path, str, frozenset[str]]]:
     ``--ocr-baseline-update``) and a replay engine's folder of predictions. The datasets of ``ocr_dataset`` markers
     are checked when they are collected (:func:`report_input_conflict` from the collection)."""
     settings = state.run_config.settings
-    inputs = [(path, "the dataset folder" if path.is_dir() else "the dataset file", frozenset())
-              for path, _ in cli_datasets(state)]
+    inputs: list[tuple[Path, str, frozenset[str]]] = [
+        (path, "the dataset folder" if path.is_dir() else "the dataset file", frozenset())
+        for path, _ in cli_datasets(state)]
     if settings.baseline is not None:
         inputs.append((settings.baseline, "the --ocr-baseline file",
                        frozenset({"--ocr-json"} if settings.baseline_update else ())))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, plugin_state
+from pytest_ocrmetrics.plugin.keys import CASE_ARG, ITEM_STATE, plugin_state
 
 if TYPE_CHECKING:
     from pytest_ocrmetrics.engines.base import OcrOutput

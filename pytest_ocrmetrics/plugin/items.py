@@ -17,8 +17,8 @@ from pytest_ocrmetrics.datasets import Dataset, DatasetError, split_dataset_argu
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.plugin.checks import (check_thresholds, fact_regressions, fail_unchecked_facts, item_state_for,
                                              marker_limits, recognize)
-from pytest_ocrmetrics.plugin.state import (CASE_ARG, ITEM_STATE, BrokenDataset, ItemState, LastPage, PageKey,
-                                            PluginState, plugin_state)
+from pytest_ocrmetrics.plugin.keys import CASE_ARG, ITEM_STATE, plugin_state
+from pytest_ocrmetrics.plugin.state import BrokenDataset, ItemState, LastPage, PageKey, PluginState
 from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner, printable_id
 from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError
 

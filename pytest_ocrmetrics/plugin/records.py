@@ -11,7 +11,8 @@ import pytest
 from pytest_ocrmetrics.core.safe_text import clean_text
 from pytest_ocrmetrics.plugin.checks import item_state_for
 from pytest_ocrmetrics.plugin.items import OcrDocumentItem, case_of
-from pytest_ocrmetrics.plugin.state import ITEM_STATE, ItemState, PluginState, broken_dataset_of, plugin_state
+from pytest_ocrmetrics.plugin.keys import ITEM_STATE, plugin_state
+from pytest_ocrmetrics.plugin.state import ItemState, PluginState, broken_dataset_of
 from pytest_ocrmetrics.plugin.transport import clean_serialized
 from pytest_ocrmetrics.scoring.document import ScoringError, document_record
 

@@ -10,7 +10,8 @@ from typing import Any, Generator
 import pytest
 
 from pytest_ocrmetrics.plugin.items import case_of
-from pytest_ocrmetrics.plugin.state import PluginState, plugin_state
+from pytest_ocrmetrics.plugin.keys import plugin_state
+from pytest_ocrmetrics.plugin.state import PluginState
 
 GC_FREEZE_EVERY = 1000  # tests between two gc.freeze() calls of a run that froze its collected items
 
@@ -21,8 +22,11 @@ class ShardHooks:
     that gates and baseline aggregates saw only the shard."""
 
     def __init__(self, state: PluginState) -> None:
+        shard = state.run_config.settings.shard
+        if shard is None:
+            raise ValueError("ShardHooks are registered only with --ocr-shard")
         self.state = state
-        self.shard = state.run_config.settings.shard
+        self.shard = shard
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:

@@ -13,7 +13,8 @@ from pytest_ocrmetrics import __version__
 from pytest_ocrmetrics.assertions import METRIC_NEEDS
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
-from pytest_ocrmetrics.plugin.state import PendingTest, PluginState, WrittenReports, plugin_state
+from pytest_ocrmetrics.plugin.keys import plugin_state
+from pytest_ocrmetrics.plugin.state import PendingTest, PluginState, WrittenReports
 from pytest_ocrmetrics.scoring.runner import printable_id
 
 _XDIST_HEADER = re.compile(r"^\[gw\d+\] [^\n]*\n")

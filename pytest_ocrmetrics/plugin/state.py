@@ -1,10 +1,10 @@
-"""The run's state: what the plugin keeps in ``config.stash`` for the run and on each item for its test.
+"""The run's state: what the plugin keeps in ``config.stash`` for the run and on each item for its test (under the
+keys of :mod:`~pytest_ocrmetrics.plugin.keys`).
 
 One :class:`PluginState` per config, made when the run starts using OCR (see :mod:`~.configure`), in three parts,
 one per phase: the frozen :class:`RunConfig` (what configure decided), the :class:`CollectionState` (what collecting
 and running the tests learn and cache) and the :class:`RunOutcome` (the records, the run, its verdict and the reports
-written). This module imports no OCR code (the types are named for the type checker only): the plugin's hooks read
-the stash keys and :class:`BrokenDataset` on every pytest run, OCR or not.
+written). Imported by a run that uses OCR (making these dataclasses is most of a light run's import cost otherwise).
 """
 
 from __future__ import annotations
@@ -22,16 +22,15 @@ if TYPE_CHECKING:
     from pytest_ocrmetrics.gating.gates import Gate
     from pytest_ocrmetrics.gating.verdict import Verdict
     from pytest_ocrmetrics.metrics.thresholds import Threshold
-    from pytest_ocrmetrics.plugin.options import OcrSettings
+    from pytest_ocrmetrics.plugin.settings import OcrSettings
     from pytest_ocrmetrics.runfile.results import RunResults
     from pytest_ocrmetrics.scoring.document import DocumentScore
     from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner
 
-__all__ = ["CASE_ARG", "ITEM_STATE", "STATE", "BrokenDataset", "CollectionState", "ItemState", "LastPage",
-           "PageKey", "PendingTest", "PluginState", "RunConfig", "RunOutcome", "WrittenReports", "active_state",
-           "broken_dataset_of", "plugin_state"]
+from pytest_ocrmetrics.plugin.keys import CASE_ARG
 
-CASE_ARG = "_ocr_case"  # the parameter that carries a test function's OcrCase (or BrokenDataset)
+__all__ = ["BrokenDataset", "CollectionState", "ItemState", "LastPage", "PageKey", "PendingTest", "PluginState",
+           "RunConfig", "RunOutcome", "WrittenReports", "broken_dataset_of"]
 
 
 @dataclass
@@ -139,20 +138,6 @@ class PluginState:
     run_config: RunConfig
     collection: CollectionState
     outcome: RunOutcome
-
-
-STATE = pytest.StashKey[PluginState]()
-ITEM_STATE = pytest.StashKey[ItemState]()
-
-
-def plugin_state(config: pytest.Config) -> PluginState:
-    """The run's state; only for code that runs once the run uses OCR (the state exists)."""
-    return config.stash[STATE]
-
-
-def active_state(config: pytest.Config) -> PluginState | None:
-    """The run's state, or None while the run uses no OCR feature (nothing to do for the plugin's hooks)."""
-    return config.stash.get(STATE, None)
 
 
 @dataclass(frozen=True)

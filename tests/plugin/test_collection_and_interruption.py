@@ -19,7 +19,7 @@ from tests.plugin.conftest import make_dataset
 
 pytest_plugins = ["pytester"]
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "reporting" / "run_schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text())
 # a dataset whose ground-truth file is not JSON cannot be loaded at all (a malformed entry only errors its document)
 BROKEN_MESSAGE = "ground_truth.json: invalid JSON at line 1, column 35: Expecting property name enclosed in double quotes."
 

@@ -13,7 +13,7 @@ from tests.plugin.conftest import PNG_1X1, make_dataset
 
 pytest_plugins = ["pytester"]
 
-SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "reporting" / "run_schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).parents[2] / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text())
 
 
 def _testcases(xml_path: Path) -> dict[str, dict[str, str]]:

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((ROOT / "pytest_ocrmetrics" / "reporting" / "run_schema.json").read_text(encoding="utf-8"))
+SCHEMA = json.loads((ROOT / "pytest_ocrmetrics" / "runfile" / "run_schema.json").read_text(encoding="utf-8"))
 
 
 def _need_tesseract() -> None:
