@@ -148,11 +148,12 @@ class OcrDatasetCollector(pytest.Collector):
 
     def collect(self) -> list[pytest.Item]:
         state = plugin_state(self.config)
-        if not state.run_config.runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
-            pytest.skip(f"no OCR engine selected: {no_engine_hint(state.run_config.runner)}")
+        runner = state.run_config.runner
+        if not runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
+            pytest.skip(f"no OCR engine selected: {no_engine_hint(runner)}")
         try:
             with _collector_paused():  # thousands of long-lived documents and items: nothing to collect yet
-                dataset = state.run_config.runner.dataset(self.dataset_path, self.dataset_name, rootdir=self.config.rootpath)
+                dataset = runner.dataset(self.dataset_path, self.dataset_name, rootdir=self.config.rootpath)
         except DatasetError as exc:
             message = str(exc)
         else:
