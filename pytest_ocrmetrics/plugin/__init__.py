@@ -1,6 +1,6 @@
 """The pytest plugin (entry point ``ocrmetrics``): glue between pytest and the OCR modules.
 
-Each hook is a few lines handing off to a module that can be tested without pytest: ``options`` (settings),
+Each hook is a few lines handing off to a module that can be tested without pytest: ``settings``,
 ``runner`` (datasets, engines, scoring), ``thresholds``, ``assertions``, ``results`` (aggregation) and ``reporting``.
 A document's scores ride on its test report as a plain dict, so pytest-xdist carries them to the controller for free.
 
