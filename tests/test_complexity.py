@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pytest_ocrmetrics"
 MAX_COMPLEXITY = 25
 #: functions other branches are refactoring at the time of writing (still above the limit here): each is dropped
 #: from this set once that branch is merged
-NOT_YET_CHECKED = {"plugin/options.py OcrSettings.from_config"}
+NOT_YET_CHECKED: set[str] = set()
 
 
 def _blocks(path: Path) -> list[tuple[str, int, int]]:

@@ -1,6 +1,5 @@
 """Running one OCR test: recognising its document, the limits of its ``ocr_thresholds`` marker, and checking every
-threshold and baseline regression that applies to its scores (a test that stands for a dataset that could not be
-loaded errors with the loader's sentence)."""
+threshold and baseline regression that applies to its scores."""
 
 from __future__ import annotations
 
@@ -13,7 +12,8 @@ from pytest_ocrmetrics.scoring.context import OcrTestContext
 from pytest_ocrmetrics.scoring.messages import failure_message
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
-from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, STATE, ItemState, PluginState, _BrokenDataset
+from pytest_ocrmetrics.plugin.keys import ITEM_STATE, plugin_state
+from pytest_ocrmetrics.plugin.state import ItemState, PluginState
 from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrCase, printable_id
 from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, not_applicable, with_metrics
 from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds, parse_limit
@@ -23,14 +23,25 @@ class OcrTruncatedWarning(UserWarning):
     """An engine stopped at its token limit: the output is incomplete."""
 
 
-def _item_state(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemState:
+def item_state_for(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemState:
+    """The OCR state of ``item``'s test, made on first use: its ``ocr_thresholds`` limits (or why they are wrong)
+    and its per-test context, whose scoring also computes the metrics the limits and the document's thresholds name.
+
+    Args:
+        item: the test (a test function using the OCR fixtures, or a dataset's document item).
+        state: the run's state.
+        case: the document × engine of the test.
+
+    Returns:
+        The state kept in ``item.stash[ITEM_STATE]`` until the test's teardown report is made.
+    """
     if ITEM_STATE not in item.stash:
         limits, error = {}, None
         try:
-            limits = _marker_limits(item, item.nodeid)
+            limits = marker_limits(item, item.nodeid)
         except ValueError as exc:  # a bad marker fails the test when its limits are checked
             error = str(exc)
-        options = state.runner.scoring
+        options = state.run_config.runner.scoring
         if limits or case.document.thresholds:  # the metrics they name are computed too
             options = with_metrics(options, [*limits, *case.document.thresholds])
         context = OcrTestContext(document=case.document, engine=case.engine.label, options=options)
@@ -38,23 +49,35 @@ def _item_state(item: pytest.Item, state: PluginState, case: OcrCase) -> ItemSta
     return item.stash[ITEM_STATE]
 
 
-def _creation_message(exc: EngineCreationError) -> str:
+def engine_creation_message(exc: EngineCreationError) -> str:
     """The one line every test of an engine that could not be created shows (control characters made visible)."""
     from pytest_ocrmetrics.core.safe_text import show_controls
 
     return show_controls(str(exc))
 
 
-def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> OcrOutput:
+def recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> OcrOutput:
+    """Recognise the test's document once (then processed by ``pytest_ocrmetrics_process_output`` hooks), keep the
+    output on ``item_state`` and mark it filtered below ``--ocr-min-confidence``; an engine that fails errors the
+    test with one sentence, an unavailable one skips it.
+
+    Args:
+        item: the test.
+        state: the run's state.
+        item_state: the test's OCR state (from :func:`item_state_for`).
+
+    Returns:
+        The engine's output for the document.
+    """
     if item_state.output is not None:
         return item_state.output
     case = item_state.case
     try:
-        output = state.runner.recognize(case)
+        output = state.run_config.runner.recognize(case)
     except EngineUnavailable as exc:
         pytest.skip(f"engine {case.engine.name!r} is not available: {exc}")
     except EngineCreationError as exc:  # the same one line in every test of this engine
-        raise pytest.fail.Exception(_creation_message(exc), pytrace=False) from None
+        raise pytest.fail.Exception(engine_creation_message(exc), pytrace=False) from None
     except (EngineError, OSError) as exc:
         # one sentence, no traceback from inside the engine: the document's test errors, the session goes on
         message = str(exc) if str(exc).startswith(case.engine.name) else f"{case.engine.label}: {exc}"
@@ -73,7 +96,7 @@ def _recognize(item: pytest.Item, state: PluginState, item_state: ItemState) -> 
         warnings.warn(OcrTruncatedWarning(
             f"{case.engine.label} output for {case.document.id!r} was cut off at the token limit (truncated); "
             "its metrics count the missing text as deleted"), stacklevel=1)
-    minimum = state.settings.min_confidence
+    minimum = state.run_config.settings.min_confidence
     if minimum is not None and output.confidence is not None and output.confidence < minimum:
         item_state.filtered = f"filtered: engine confidence {output.confidence:.3f} is below --ocr-min-confidence={minimum:g}"
     if isinstance(item, pytest.Function):  # a test function's facts: judged after it, but known now (in its setup)
@@ -127,7 +150,7 @@ def _names_ground_truth(message: str, source: str) -> bool:
     return (head if colon and line.isdigit() else file) in message
 
 
-def _marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, float]:
+def marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, float]:
     """The ``ocr_thresholds`` limits on ``node`` (the closest marker wins), each a number or a percentage
     (``cer="5%"``); a metric name that is not registered or a value that is not a sensible limit (``field_f1=90``,
     ``cer=5``: :func:`~pytest_ocrmetrics.metrics.thresholds.parse_limit`) raises ``ValueError`` with one sentence."""
@@ -156,7 +179,7 @@ def _test_limits(item: pytest.Item) -> dict[str, float]:
     return item_state.limits
 
 
-def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScore, *, facts: bool = True) -> None:
+def check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScore, *, facts: bool = True) -> None:
     """Check every threshold that applies and was not already asserted by a helper; fail with all violations.
 
     ``facts=False``: not the implicit every-fact-passes threshold, nor fact regressions (fact items judge those)."""
@@ -175,14 +198,15 @@ def _check_thresholds(item: pytest.Item, state: PluginState, score: DocumentScor
         context.checks.append(check)
         if not check["passed"]:
             failures.append(failure_message(score, threshold, check["value"]))
-    if state.baseline is not None and state.tolerances and state.settings.document_regressions == "fail":
-        regressions = state.baseline.check_document(score.document.dataset, score.engine, score.document.id,
-                                                    score.metrics, state.tolerances)
+    run_config = state.run_config
+    if run_config.baseline is not None and run_config.tolerances and run_config.settings.document_regressions == "fail":
+        regressions = run_config.baseline.check_document(score.document.dataset, score.engine, score.document.id,
+                                                         score.metrics, run_config.tolerances)
         if not facts:  # --ocr-fact-items: the page's facts are judged by their own items
             regressions = [regression for regression in regressions if regression.metric != "fact_pass_rate"]
         failures += [regression.message for regression in regressions]
     if facts:
-        failures += _fact_regressions(state, score)
+        failures += fact_regressions(state, score)
     if failures:
         raise AssertionError("\n\n".join(failures))
 
@@ -191,26 +215,27 @@ def _applicable_thresholds(state: PluginState, document: Any, limits: dict[str, 
     """:func:`~pytest_ocrmetrics.metrics.thresholds.applicable_thresholds`; for a document without thresholds or facts of
     its own in a test without limits (the usual case), the command line's, worked out once per run."""
     if limits or document.thresholds or document.facts:
-        return applicable_thresholds(document, limits, state.settings.command_line_thresholds(), facts=facts)
-    thresholds = state.configured_thresholds.get(facts)
+        return applicable_thresholds(document, limits, state.run_config.settings.command_line_thresholds(), facts=facts)
+    thresholds = state.collection.configured_thresholds.get(facts)
     if thresholds is None:  # the command line's merged once per run, not once per test
-        thresholds = state.configured_thresholds[facts] = tuple(
-            applicable_thresholds(document, limits, state.settings.command_line_thresholds(), facts=facts))
+        thresholds = state.collection.configured_thresholds[facts] = tuple(
+            applicable_thresholds(document, limits, state.run_config.settings.command_line_thresholds(), facts=facts))
     return thresholds
 
 
-def _fact_regressions(state: PluginState, score: DocumentScore, only: str | None = None) -> list[str]:
+def fact_regressions(state: PluginState, score: DocumentScore, only: str | None = None) -> list[str]:
     """Facts of this document that passed in the baseline and fail now (with a tolerance on fact_pass_rate and
     ``--ocr-document-regressions=fail``; under ``warn`` the session's comparison lists them)."""
-    if (state.baseline is None or not score.details.get("facts")  # the usual case: nothing to import or check
-            or state.settings.document_regressions != "fail"):
+    run_config = state.run_config
+    if (run_config.baseline is None or not score.details.get("facts")  # the usual case: nothing to import or check
+            or run_config.settings.document_regressions != "fail"):
         return []
     from pytest_ocrmetrics.gating import tolerance_for
 
-    if tolerance_for(state.tolerances, "fact_pass_rate") is None:
+    if tolerance_for(run_config.tolerances, "fact_pass_rate") is None:
         return []
     facts = [f for f in score.details["facts"] if only is None or f["id"] == only]
-    return [regression.message for regression in state.baseline.check_facts(
+    return [regression.message for regression in run_config.baseline.check_facts(
         score.document.dataset, score.engine, score.document.id, facts)]
 
 
@@ -223,11 +248,4 @@ def check_test_function(item: pytest.Item) -> None:
             score = item_state.context.score_output(item_state.output)
         except ScoringError as exc:  # the document cannot be scored (its schema): the sentence, no traceback
             raise pytest.fail.Exception(printable_id(str(exc)), pytrace=False) from None
-        _check_thresholds(item, item.config.stash[STATE], score)
-
-
-def fail_broken_dataset(item: pytest.Item) -> None:
-    """Error the test that stands for a dataset that could not be loaded, before any fixture runs."""
-    broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
-    if isinstance(broken, _BrokenDataset):  # its ground truth is malformed: this test errors with the loader's sentence
-        raise pytest.fail.Exception(broken.message, pytrace=False)
+        check_thresholds(item, plugin_state(item.config), score)

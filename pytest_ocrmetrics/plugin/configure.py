@@ -1,6 +1,8 @@
-"""Setting up the run when pytest configures: settings, engines, gates and baseline checked at once (a typo fails
-before any test), the run's :class:`~pytest_ocrmetrics.plugin.state.PluginState`, the hook classes it needs, and the
-engine output cache at session start."""
+"""Starting the OCR run: settings, engines, gates and baseline checked at once (a typo fails before any test), the
+run's :class:`~pytest_ocrmetrics.plugin.state.PluginState`, the hook classes it needs and the engine output cache.
+
+A pytest run starts it when pytest configures if an ``--ocr-*`` option or ini key is given, else when a test function
+first asks for an OCR fixture (:func:`started_run`); a run that uses no OCR feature never imports this module."""
 
 from __future__ import annotations
 
@@ -14,21 +16,31 @@ import pytest
 from pytest_ocrmetrics.engines.base import EngineOptionError
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS
-from pytest_ocrmetrics.plugin.options import OcrSettings
-from pytest_ocrmetrics.plugin.items import _no_engine_hint, cli_datasets
-from pytest_ocrmetrics.plugin.scheduling import _ShardHooks, _unfreeze_gc, _XdistHooks
-from pytest_ocrmetrics.plugin.session import _SessionHooks
-from pytest_ocrmetrics.plugin.state import STATE, PluginState
+from pytest_ocrmetrics.plugin.items import cli_datasets, no_engine_hint
+from pytest_ocrmetrics.plugin.settings import OcrSettings
+from pytest_ocrmetrics.plugin.progress import register_progress
+from pytest_ocrmetrics.plugin.scheduling import ShardHooks, XdistHooks, unfreeze_gc
+from pytest_ocrmetrics.plugin.session import SessionHooks
+from pytest_ocrmetrics.plugin.keys import STATE
+from pytest_ocrmetrics.plugin.state import CollectionState, PluginState, RunConfig, RunOutcome
 from pytest_ocrmetrics.runfile.results import RunResults
 from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
 from pytest_ocrmetrics.scoring.document import ScoringOptions, with_metrics
 
 
-def configure_run(config: pytest.Config) -> None:
-    """Register the markers, check the settings (engines, gates, baseline: a typo fails before any test), make the
-    run's state and register the hook classes it needs."""
-    config.addinivalue_line("markers", "ocr_dataset(*paths, name=None): run this test once per document of the datasets (paths relative to the test file)")
-    config.addinivalue_line("markers", "ocr_thresholds(**limits): per-test limits, e.g. ocr_thresholds(cer=0.05, field_f1=0.9)")
+def start_run(config: pytest.Config) -> PluginState:
+    """Make the run's state and register the hook classes it needs: check the settings (engines, gates, baseline: a
+    typo fails before any test), create the runner and the results.
+
+    Called by ``pytest_configure`` when an ``--ocr-*`` option or ini key is given, else by :func:`started_run` when
+    the run first uses OCR (a test function asks for an OCR fixture); a run that never does never imports this.
+
+    Args:
+        config: the pytest config of this run (or xdist worker).
+
+    Returns:
+        The state, kept in ``config.stash[STATE]``.
+    """
     settings = OcrSettings.from_config(config)
     registry = default_registry()
     config.hook.pytest_ocrmetrics_register_engines(registry=registry)
@@ -50,25 +62,50 @@ def configure_run(config: pytest.Config) -> None:
     )
     datasets_only = _datasets_only(config, settings)
     if datasets_only and not runner.engines:
-        raise pytest.UsageError(f"--ocr-dataset needs an engine: {_no_engine_hint(runner)}")
-    config.stash[STATE] = PluginState(settings, runner, results, is_worker=hasattr(config, "workerinput"),
-                                      gates=gates, tolerances=tolerances, baseline=baseline,
-                                      datasets_only=datasets_only,
-                                      junit_metrics=_junit_metrics(settings, gates, tolerances),
-                                      record_confusions=bool(settings.json_path or settings.html_path
-                                                             or settings.summary == "full"))
-    if not config.stash[STATE].is_worker:  # the controller refuses; workers were started with the same paths
-        conflict = report_input_conflict(report_paths(config, settings), _run_inputs(config.stash[STATE]))
+        raise pytest.UsageError(f"--ocr-dataset needs an engine: {no_engine_hint(runner)}")
+    run_config = RunConfig(settings, runner, is_worker=hasattr(config, "workerinput"), gates=gates,
+                           tolerances=tolerances, baseline=baseline, datasets_only=datasets_only,
+                           junit_metrics=_junit_metrics(settings, gates, tolerances),
+                           record_confusions=bool(settings.json_path or settings.html_path
+                                                  or settings.summary == "full"))
+    state = config.stash[STATE] = PluginState(run_config, CollectionState(), RunOutcome(results))
+    if not run_config.is_worker:  # the controller refuses; workers were started with the same paths
+        conflict = report_input_conflict(report_paths(config, settings), _run_inputs(state))
         if conflict is not None:
             raise pytest.UsageError(conflict)
-    config.pluginmanager.register(_SessionHooks(config.stash[STATE]), "ocrmetrics-session")
+    _register_hooks(config, state)
+    return state
+
+
+def started_run(config: pytest.Config) -> PluginState:
+    """The run's state, started now if configure did not (no ``--ocr-*`` option or ini key given): the run uses
+    OCR from the first test function that asks for an OCR fixture. With no option given nothing can be refused and
+    no engine is selected, so starting here changes nothing a run shows but when the OCR modules are imported.
+
+    Args:
+        config: the pytest config.
+
+    Returns:
+        The run's state.
+    """
+    state = config.stash.get(STATE, None)
+    return state if state is not None else start_run(config)
+
+
+def _register_hooks(config: pytest.Config, state: PluginState) -> None:
+    """The hook classes of an OCR run: results from reports, xdist (when loaded), shards, progress lines, and the
+    cleanup that undoes the collector's freeze."""
+    settings = state.run_config.settings
+    config.pluginmanager.register(SessionHooks(state), "ocrmetrics-session")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_XdistHooks(config.stash[STATE]), "ocrmetrics-xdist")
+        config.pluginmanager.register(XdistHooks(state), "ocrmetrics-xdist")
     if settings.shard is not None:
-        config.pluginmanager.register(_ShardHooks(config.stash[STATE]), "ocrmetrics-shard")
+        config.pluginmanager.register(ShardHooks(state), "ocrmetrics-shard")
     # registered before pytest's own cleanups (this configure hook runs before the built-in plugins'), so it runs
     # after them: pytest's closing gc.collect() passes do not walk the frozen collected items again
-    config.add_cleanup(functools.partial(_unfreeze_gc, config.stash[STATE]))
+    config.add_cleanup(functools.partial(unfreeze_gc, state))
+    engine_names = {choice.label: choice.name for choice in state.run_config.runner.engines}
+    register_progress(config, settings.progress, engine_names)
 
 
 def _datasets_only(config: pytest.Config, settings: OcrSettings) -> bool:
@@ -185,15 +222,17 @@ def _run_inputs(state: PluginState) -> list[tuple[Path, str, frozenset[str]]]:
     sidecars; a file: that file), the ``--ocr-baseline`` file (the run file may replace it with
     ``--ocr-baseline-update``) and a replay engine's folder of predictions. The datasets of ``ocr_dataset`` markers
     are checked when they are collected (:func:`report_input_conflict` from the collection)."""
-    settings = state.settings
-    inputs = [(path, "the dataset folder" if path.is_dir() else "the dataset file", frozenset())
-              for path, _ in cli_datasets(state)]
+    settings = state.run_config.settings
+    inputs: list[tuple[Path, str, frozenset[str]]] = [
+        (path, "the dataset folder" if path.is_dir() else "the dataset file", frozenset())
+        for path, _ in cli_datasets(state)]
     if settings.baseline is not None:
         inputs.append((settings.baseline, "the --ocr-baseline file",
                        frozenset({"--ocr-json"} if settings.baseline_update else ())))
-    for choice in state.runner.engines:
+    runner = state.run_config.runner
+    for choice in runner.engines:
         if choice.name == "replay":
-            folder = choice.arg or state.runner.engine_options.get("replay", {}).get("dir")
+            folder = choice.arg or runner.engine_options.get("replay", {}).get("dir")
             if folder:
                 inputs.append((Path(folder), "the replay engine's folder of predictions", frozenset()))
     return inputs

@@ -15,9 +15,10 @@ import pytest
 from pytest_ocrmetrics.scoring.messages import fact_failure_line
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, split_dataset_argument
 from pytest_ocrmetrics.engines.base import EngineError
-from pytest_ocrmetrics.plugin.checks import (_check_thresholds, _fact_regressions, _item_state, _marker_limits,
-                                             _recognize, fail_unchecked_facts)
-from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
+from pytest_ocrmetrics.plugin.checks import (check_thresholds, fact_regressions, fail_unchecked_facts, item_state_for,
+                                             marker_limits, recognize)
+from pytest_ocrmetrics.plugin.keys import CASE_ARG, ITEM_STATE, plugin_state
+from pytest_ocrmetrics.plugin.state import BrokenDataset, ItemState, LastPage, PageKey, PluginState
 from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner, printable_id
 from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError
 
@@ -26,30 +27,31 @@ class OcrFactItemsWarning(UserWarning):
     """``--ocr-fact-items`` cannot split a Python test function's documents into one test per fact."""
 
 
-def _no_engine_hint(runner: OcrRunner) -> str:
+def no_engine_hint(runner: OcrRunner) -> str:
+    """What to pass when no engine was selected, naming the registered engines."""
     names = ", ".join(runner.registry.names())
     return f"pass --ocr-engine=NAME (registered engines: {names})"
 
 
-def _load(state: PluginState, config: pytest.Config, path: Path, name: str | None = None) -> Dataset | _BrokenDataset:
+def _load(state: PluginState, config: pytest.Config, path: Path, name: str | None = None) -> Dataset | BrokenDataset:
     try:
-        return state.runner.dataset(path, name, rootdir=config.rootpath)
+        return state.run_config.runner.dataset(path, name, rootdir=config.rootpath)
     except DatasetError as exc:  # not raised from here: no "During handling of the above exception" copy
-        return _BrokenDataset(str(path), str(exc))
+        return BrokenDataset(str(path), str(exc))
 
 
 def cli_datasets(state: PluginState) -> list[tuple[Path, str | None]]:
     """The ``--ocr-dataset`` / ``ocr_datasets`` datasets as ``(path, explicit name or None)``: a value is ``PATH`` or
     ``NAME=PATH`` (see :func:`~pytest_ocrmetrics.datasets.loading.split_dataset_argument`)."""
-    base = state.settings.datasets_base
+    base = state.run_config.settings.datasets_base
     return [(base / path, name) for name, path in (split_dataset_argument(text, base)
-                                                    for text in state.settings.datasets)]
+                                                    for text in state.run_config.settings.datasets)]
 
 
 def _cases(state: PluginState, datasets: list[Dataset]) -> Iterator[OcrCase]:
     for dataset in datasets:
         for document in dataset.documents:
-            for engine in state.runner.engines:
+            for engine in state.run_config.runner.engines:
                 yield OcrCase(engine, document, dataset)
 
 
@@ -57,45 +59,49 @@ def _skip_param(reason: str, id: str) -> Any:
     return pytest.param(None, marks=pytest.mark.skip(reason=reason), id=id)
 
 
-def generate_tests(metafunc: pytest.Metafunc) -> None:
+def generate_tests(metafunc: pytest.Metafunc, state: PluginState) -> None:
     """Parametrize a test function that uses the OCR fixtures with the documents × engines of its datasets (the
     ``ocr_dataset`` marker's, else ``--ocr-dataset``'s): one erroring test stands for a dataset that could not be
-    loaded, one skipped test says why there is nothing to score."""
+    loaded, one skipped test says why there is nothing to score.
+
+    Args:
+        metafunc: pytest's view of the test function being collected.
+        state: the run's state (the run uses OCR from here on, if it did not already).
+    """
     if CASE_ARG not in metafunc.fixturenames:
         return
     try:  # a typo in a threshold marker is refused at collection, once, not in every generated test
-        _marker_limits(metafunc.definition, metafunc.definition.nodeid)
+        marker_limits(metafunc.definition, metafunc.definition.nodeid)
     except ValueError as exc:
         message = str(exc)
     else:
         message = ""
     if message:
         raise pytest.Collector.CollectError(message)
-    state = _state(metafunc.config)
     marker = metafunc.definition.get_closest_marker("ocr_dataset")
     if marker is not None:
         base = metafunc.definition.path.parent
         paths = [(base / str(p), marker.kwargs.get("name")) for p in marker.args]
         _refuse_reports_inside(metafunc, paths)
     else:
-        state.cli_datasets_used_by_functions = True
+        state.collection.cli_datasets_used_by_functions = True
         paths = cli_datasets(state)
     if not paths:
         metafunc.parametrize(CASE_ARG, [_skip_param(
             "no OCR dataset: add @pytest.mark.ocr_dataset('path'), --ocr-dataset=PATH or the ocr_datasets ini key",
             "no-dataset")])
         return
-    if not state.runner.engines:
-        metafunc.parametrize(CASE_ARG, [_skip_param(f"no OCR engine selected: {_no_engine_hint(state.runner)}",
-                                                    "no-engine")])
+    runner = state.run_config.runner
+    if not runner.engines:
+        metafunc.parametrize(CASE_ARG, [_skip_param(f"no OCR engine selected: {no_engine_hint(runner)}", "no-engine")])
         return
     loaded = [_load(state, metafunc.config, path, name) for path, name in paths]
     cases = list(_cases(state, [d for d in loaded if isinstance(d, Dataset)]))
-    broken = [d for d in loaded if isinstance(d, _BrokenDataset)]
+    broken = [d for d in loaded if isinstance(d, BrokenDataset)]
     if not cases and not broken:
         metafunc.parametrize(CASE_ARG, [_skip_param("the OCR datasets have no documents", "no-documents")])
         return
-    if state.settings.fact_items and any(c.document.facts for c in cases):
+    if state.run_config.settings.fact_items and any(c.document.facts for c in cases):
         warnings.warn(OcrFactItemsWarning(
             f"--ocr-fact-items: {metafunc.definition.nodeid} is a test function, which gets one test per document "
             "whatever the option says (its facts are checked in it); fact items are made for --ocr-dataset datasets "
@@ -110,7 +116,7 @@ def _refuse_reports_inside(metafunc: pytest.Metafunc, paths: list[tuple[Path, st
     naming both: writing it would destroy the dataset (see :func:`~.configure.report_input_conflict`)."""
     from pytest_ocrmetrics.plugin.configure import report_input_conflict, report_paths
 
-    reports = report_paths(metafunc.config, _state(metafunc.config).settings)
+    reports = report_paths(metafunc.config, plugin_state(metafunc.config).run_config.settings)
     if not reports:
         return
     conflict = report_input_conflict(reports, [(path, "the dataset folder" if path.is_dir() else "the dataset file",
@@ -141,12 +147,13 @@ class OcrDatasetCollector(pytest.Collector):
         self.dataset_name = dataset_name  # given as --ocr-dataset=NAME=PATH; else the path relative to the rootdir
 
     def collect(self) -> list[pytest.Item]:
-        state = _state(self.config)
-        if not state.runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
-            pytest.skip(f"no OCR engine selected: {_no_engine_hint(state.runner)}")
+        state = plugin_state(self.config)
+        runner = state.run_config.runner
+        if not runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
+            pytest.skip(f"no OCR engine selected: {no_engine_hint(runner)}")
         try:
             with _collector_paused():  # thousands of long-lived documents and items: nothing to collect yet
-                dataset = state.runner.dataset(self.dataset_path, self.dataset_name, rootdir=self.config.rootpath)
+                dataset = runner.dataset(self.dataset_path, self.dataset_name, rootdir=self.config.rootpath)
         except DatasetError as exc:
             message = str(exc)
         else:
@@ -154,7 +161,7 @@ class OcrDatasetCollector(pytest.Collector):
             with _collector_paused():
                 for case in _cases(state, [dataset]):
                     items.append(OcrDocumentItem.from_parent(self, name=case.id, case=case))
-                    if state.settings.fact_items:
+                    if state.run_config.settings.fact_items:
                         items += [OcrFactItem.from_parent(self, name=f"{case.id}[{printable_id(fact.id)}]", case=case,
                                                   fact=fact)
                                   for fact in case.document.facts]
@@ -171,16 +178,18 @@ class OcrDocumentItem(pytest.Item):
         self.case = case
 
     def setup(self) -> None:
-        state = _state(self.config)
-        item_state = _item_state(self, state, self.case)
-        key = (self.case.engine.label, self.case.dataset.root, self.case.document.id)
-        if state.last_page is not None and state.last_page[0] == key:  # a fact item after its page's item
-            _, item_state.output, item_state.filtered, item_state.context.score = state.last_page
+        state = plugin_state(self.config)
+        item_state = item_state_for(self, state, self.case)
+        key = PageKey(self.case.engine.label, self.case.dataset.root, self.case.document.id)
+        collection = state.collection
+        last = collection.last_page
+        if last is not None and last.key == key:  # a fact item after its page's item
+            item_state.output, item_state.filtered, item_state.context.score = last.output, last.filtered, last.score
         else:
-            state.last_page = None
-            _recognize(self, state, item_state)
-            if state.settings.fact_items and self.case.document.facts:
-                state.last_page = (key, item_state.output, item_state.filtered, None)
+            collection.last_page = None
+            recognize(self, state, item_state)
+            if state.run_config.settings.fact_items and self.case.document.facts:
+                collection.last_page = LastPage(key, item_state.output, item_state.filtered)
         if item_state.output is not None and not item_state.filtered:
             try:  # scored here, so a document that cannot be scored errors (its setup) rather than fails
                 self._score(state, item_state)
@@ -191,22 +200,23 @@ class OcrDocumentItem(pytest.Item):
     def _fail_unchecked_facts(self, state: PluginState, item_state: ItemState) -> None:
         """Error this test in its setup when facts it judges could not be checked (with ``--ocr-fact-items`` the
         page's facts are judged by their own items, not here)."""
-        if self.case.document.facts and not item_state.filtered and not state.settings.fact_items:
+        if self.case.document.facts and not item_state.filtered and not state.run_config.settings.fact_items:
             fail_unchecked_facts(item_state, self._score(state, item_state))
 
     def runtest(self) -> None:
-        state = _state(self.config)
+        state = plugin_state(self.config)
         item_state = self.stash[ITEM_STATE]
         if item_state.filtered:
             pytest.skip(item_state.filtered)
         score = self._score(state, item_state)
         # with --ocr-fact-items each fact is judged by its own item, not again here
-        _check_thresholds(self, state, score, facts=not state.settings.fact_items)
+        check_thresholds(self, state, score, facts=not state.run_config.settings.fact_items)
 
     def _score(self, state: PluginState, item_state: ItemState) -> DocumentScore:
         score = item_state.context.score_output(item_state.output)  # type: ignore[arg-type]
-        if state.last_page is not None and state.last_page[1] is item_state.output:
-            state.last_page = (*state.last_page[:3], score)
+        last = state.collection.last_page
+        if last is not None and last.output is item_state.output:
+            state.collection.last_page = last._replace(score=score)
         return score
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
@@ -236,7 +246,7 @@ class OcrFactItem(OcrDocumentItem):
 
     def runtest(self) -> None:
         __tracebackhide__ = True
-        state = _state(self.config)
+        state = plugin_state(self.config)
         item_state = self.stash[ITEM_STATE]
         if item_state.filtered:
             pytest.skip(item_state.filtered)
@@ -246,7 +256,7 @@ class OcrFactItem(OcrDocumentItem):
             "metric": "fact_pass_rate", "fact": self.fact.id, "value": 1.0 if result["passed"] else 0.0,
             "limit": 1.0, "operator": ">=", "source": "fact item", "passed": bool(result["passed"])})
         failures = [] if result["passed"] else [fact_failure_line(result, score)]
-        failures += _fact_regressions(state, score, only=self.fact.id)
+        failures += fact_regressions(state, score, only=self.fact.id)
         if failures:
             raise AssertionError("\n".join(failures))
 
@@ -259,11 +269,11 @@ def ignored_by_collection(state: PluginState, path: Path) -> bool | None:
     are not Python files inside a dataset folder given with ``--ocr-dataset`` or ``ocr_datasets`` (``pytest tests
     --ocr-dataset=tests/data/invoices``): the dataset's own collector reads that folder, so pytest need not visit its
     thousands of images one by one (a Python test file there is still collected). None: pytest decides."""
-    if state.datasets_only:
+    if state.run_config.datasets_only:
         return True
-    roots = state.dataset_folders
+    roots = state.collection.dataset_folders
     if roots is None:
-        state.dataset_folders = roots = _dataset_folders(state)
+        state.collection.dataset_folders = roots = _dataset_folders(state)
     if not roots or path.suffix == ".py":
         return None
     text = os.fspath(path)
@@ -284,8 +294,8 @@ def _dataset_folders(state: PluginState) -> tuple[str, ...]:
 def add_dataset_items(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Collect the ``--ocr-dataset`` datasets (when no test function scores them) into document items, each through
     pytest's collection hooks as a test file would be, and add them to ``items``."""
-    state = _state(config)
-    if not state.settings.datasets or state.cli_datasets_used_by_functions:
+    state = plugin_state(config)
+    if not state.run_config.settings.datasets or state.collection.cli_datasets_used_by_functions:
         return
     taken: set[str] = set()
     for path, name in cli_datasets(state):
@@ -330,7 +340,9 @@ def _collect_message(report: pytest.CollectReport) -> str:
     return text.strip()[:2000]
 
 
-def _case_of(item: pytest.Item) -> OcrCase | None:
+def case_of(item: pytest.Item) -> OcrCase | None:
+    """The document × engine ``item`` scores (a dataset's item, or a test function parametrized with one); None for
+    every other test."""
     if isinstance(item, OcrDocumentItem):
         return item.case
     case = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)

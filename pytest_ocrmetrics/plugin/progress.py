@@ -289,10 +289,10 @@ class _WorkerPages:
 
 def collected_pages(items: list[pytest.Item]) -> int:
     """Pages (document × engine) among the collected ``items``."""
-    from pytest_ocrmetrics.plugin.items import _case_of
+    from pytest_ocrmetrics.plugin.items import case_of
 
     return len({(case.engine.label, case.document.dataset, case.document.id)
-                for item in items if (case := _case_of(item)) is not None})
+                for item in items if (case := case_of(item)) is not None})
 
 
 class OcrProgressHooks:

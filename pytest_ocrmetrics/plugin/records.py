@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.plugin.checks import _item_state
-from pytest_ocrmetrics.plugin.items import OcrDocumentItem, _case_of
-from pytest_ocrmetrics.plugin.state import CASE_ARG, ITEM_STATE, ItemState, PluginState, _BrokenDataset, _state
 from pytest_ocrmetrics.core.safe_text import clean_text
+from pytest_ocrmetrics.plugin.checks import item_state_for
+from pytest_ocrmetrics.plugin.items import OcrDocumentItem, case_of
+from pytest_ocrmetrics.plugin.keys import ITEM_STATE, plugin_state
+from pytest_ocrmetrics.plugin.state import ItemState, PluginState, broken_dataset_of
+from pytest_ocrmetrics.plugin.transport import clean_serialized
 from pytest_ocrmetrics.runfile.record import (
     DocumentRecord,
     Envelope,
@@ -23,6 +25,8 @@ from pytest_ocrmetrics.runfile.record import (
     unscored_record,
 )
 from pytest_ocrmetrics.scoring.document import ScoringError
+
+__all__ = ["add_record", "clean_serialized", "crashed_item_records", "record_from_nodeid"]
 
 
 def _envelope(item: pytest.Item, state: PluginState, item_state: ItemState) -> Envelope:
@@ -36,13 +40,13 @@ def _envelope(item: pytest.Item, state: PluginState, item_state: ItemState) -> E
         except ScoringError:  # its test errored with the sentence; recorded with its output and no metrics
             pass
     if score is not None:
-        record = scored_record(score, confusions=state.record_confusions, root=case.dataset.root)
+        record = scored_record(score, confusions=state.run_config.record_confusions, root=case.dataset.root)
     else:
         # a check that never got a score (skipped, filtered, errored): a test function (it exists to check the
         # output), a test's ocr_thresholds, the document's own thresholds or page-level facts, the command line's
         # thresholds; the run then asked for a verdict (and its run file says so, for the reports and the merge)
         declared = bool(not isinstance(item, OcrDocumentItem) or item_state.limits or case.document.thresholds
-                        or case.document.facts or state.settings.command_line_thresholds())
+                        or case.document.facts or state.run_config.settings.command_line_thresholds())
         details = None
         if case.document.facts:  # counted as failed in the facts summary when the test errored (no output)
             from pytest_ocrmetrics.metrics.facts.summary import unchecked_facts
@@ -55,7 +59,7 @@ def _envelope(item: pytest.Item, state: PluginState, item_state: ItemState) -> E
                for s in case.dataset.skipped]
     return envelope(record, nodeid=item.nodeid, checks=item_state.context.checks,
                     unchecked_thresholds=item_state.context.unchecked, tags=case.document.tags,
-                    filtered=item_state.filtered or None, engine_identity=state.runner.identity_once(case.engine),
+                    filtered=item_state.filtered or None, engine_identity=state.run_config.runner.identity_once(case.engine),
                     # where the dataset was on this machine, the run file's datasets[name].root (images are relative)
                     dataset_root=os.path.abspath(case.dataset.root), dataset_skipped=skipped)
 
@@ -65,19 +69,19 @@ def add_record(item: pytest.Item, report: Any) -> Any:
     call's; setup's or teardown's when there was no call), and let go of the output and scores at teardown."""
     when = report.when
     if when == "setup":
-        broken = getattr(getattr(item, "callspec", None), "params", {}).get(CASE_ARG)
-        if isinstance(broken, _BrokenDataset):  # listed in the run's collection_errors
+        broken = broken_dataset_of(item)
+        if broken is not None:  # listed in the run's collection_errors
             report.ocr_collection_error = {"dataset": broken.dataset, "message": broken.message}
     item_state = item.stash.get(ITEM_STATE, None)
     if item_state is None:
-        case = _case_of(item)
+        case = case_of(item)
         if case is None or when != "setup" or report.passed:
             return report
         # setup failed before the OCR fixtures or item setup ran
-        item_state = _item_state(item, _state(item.config), case)
+        item_state = item_state_for(item, plugin_state(item.config), case)
     last_chance = when == "teardown" or (when == "setup" and not report.passed)
     if not item_state.recorded and (when == "call" or last_chance):
-        state = _state(item.config)
+        state = plugin_state(item.config)
         sent = _envelope(item, state, item_state)
         record: DocumentRecord = sent["record"]  # type: ignore[assignment]
         item_state.recorded = True
@@ -85,7 +89,7 @@ def add_record(item: pytest.Item, report: Any) -> Any:
         # the same text with and without xdist (whose workers must send UTF-8): lone surrogates become U+FFFD here
         properties = [(f"ocr.{key}", clean_text(str(record[field]))[0])
                       for key, field in (("engine", "engine"), ("dataset", "dataset"), ("document", "id"))]
-        wanted = state.junit_metrics
+        wanted = state.run_config.junit_metrics
         if wanted is not None:  # --ocr-junit-properties=default: the metrics that matter, and what this test checked
             wanted = wanted | {check.get("metric") for check in record["checks"]}
         properties += [(f"ocr.{name}", _property_value(value)) for name, value in record["metrics"].items()
@@ -103,21 +107,6 @@ def add_record(item: pytest.Item, report: Any) -> Any:
     return report
 
 
-def clean_serialized(data: Any) -> Any:
-    """What an xdist worker sends must be UTF-8: a lone surrogate (from a ``\\ud800`` escape in ground truth or in a
-    server's answer) in the OCR record's envelope, a failure message or a property is replaced with U+FFFD here, and
-    the record counts its own replacements as ``replaced_characters``
-    (:func:`~pytest_ocrmetrics.runfile.record.clean_envelope`)."""
-    if not isinstance(data, dict):
-        return data
-    from pytest_ocrmetrics.core.safe_text import clean_run
-
-    sent = data.get("ocr_envelope")
-    if isinstance(sent, dict):
-        data["ocr_envelope"] = clean_envelope(sent)  # type: ignore[arg-type]
-    return clean_run(data)[0]
-
-
 def _property_value(value: float) -> str:
     return repr(round(float(value), 6)) if isinstance(value, float) else str(value)
 
@@ -129,17 +118,17 @@ def crashed_item_records(session: pytest.Session, nodeids: Any) -> list[Envelope
     dataset, engine and document a node id stands for. Cleaned as a report's record is (they travel through
     xdist's channel)."""
     wanted = set(nodeids)
-    state = _state(session.config)
+    state = plugin_state(session.config)
     envelopes: list[Envelope] = []
     for item in session.items:
         if item.nodeid not in wanted:
             continue
-        case = _case_of(item)
+        case = case_of(item)
         if case is None:  # not an OCR test: pytest's own crash report is all there is
             envelopes.append({"nodeid": item.nodeid, "record": None, "transport": {}})
             continue
         had_state = ITEM_STATE in item.stash
-        sent = _envelope(item, state, _item_state(item, state, case))
+        sent = _envelope(item, state, item_state_for(item, state, case))
         if not had_state:  # the item may still run here (a plugin rescheduling crashed tests): leave it as it was
             del item.stash[ITEM_STATE]
         envelopes.append(clean_envelope(sent))

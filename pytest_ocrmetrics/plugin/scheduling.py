@@ -9,27 +9,31 @@ from typing import Any, Generator
 
 import pytest
 
-from pytest_ocrmetrics.plugin.items import _case_of
-from pytest_ocrmetrics.plugin.state import PluginState, _state
+from pytest_ocrmetrics.plugin.items import case_of
+from pytest_ocrmetrics.plugin.keys import plugin_state
+from pytest_ocrmetrics.plugin.state import PluginState
 
 GC_FREEZE_EVERY = 1000  # tests between two gc.freeze() calls of a run that froze its collected items
 
 
-class _ShardHooks:
+class ShardHooks:
     """Registered with ``--ocr-shard=K/N``: deselects the documents of the other shards, after every other plugin
     filtered the items (a wrapper), lets a shard that holds no document pass (it still writes its run file), and says
     that gates and baseline aggregates saw only the shard."""
 
     def __init__(self, state: PluginState) -> None:
+        shard = state.run_config.settings.shard
+        if shard is None:
+            raise ValueError("ShardHooks are registered only with --ocr-shard")
         self.state = state
-        self.shard = state.settings.shard
+        self.shard = shard
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
         result = yield
         other: list[pytest.Item] = []
         for item in items:
-            case = _case_of(item)  # tests that score no document run in every shard
+            case = case_of(item)  # tests that score no document run in every shard
             if case is not None and not self.shard.holds(case.document.dataset, case.document.id):
                 other.append(item)
         if other:
@@ -44,21 +48,22 @@ class _ShardHooks:
 
     @pytest.hookimpl(trylast=True)  # under the gates it is about
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.state.is_worker and (self.state.gates or self.state.baseline is not None):
+        run_config = self.state.run_config
+        if not run_config.is_worker and (run_config.gates or run_config.baseline is not None):
             terminalreporter.write_line(f"--ocr-shard={self.shard}: the gates and the baseline's aggregates saw only "
                                         f"this shard's documents; check them on the merged run with ocrmetrics merge")
 
 
-class _XdistHooks:
+class XdistHooks:
     """Registered only when pytest-xdist is loaded: tells the workers what the controller decided."""
 
     def __init__(self, state: PluginState) -> None:
         self.state = state
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput["ocrmetrics_datasets_only"] = self.state.datasets_only
-        if self.state.crashed:  # a worker replacing a crashed one: it names the documents that were running
-            node.workerinput["ocrmetrics_crashed"] = list(self.state.crashed)
+        node.workerinput["ocrmetrics_datasets_only"] = self.state.run_config.datasets_only
+        if self.state.outcome.crashed:  # a worker replacing a crashed one: it names the documents that were running
+            node.workerinput["ocrmetrics_crashed"] = list(self.state.outcome.crashed)
 
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
         """A worker died (killed by the out-of-memory killer, a segfault) while running ``crashitem``: mark the
@@ -69,29 +74,30 @@ class _XdistHooks:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """Keep the records a replacement worker made for the tests of crashed workers (added at the end)."""
         output = getattr(node, "workeroutput", None) or {}
-        for sent in output.get("ocrmetrics_crashed") or ():  # envelopes (runfile.record.Envelope)
-            if isinstance(sent, dict) and isinstance(sent.get("nodeid"), str):
-                self.state.crash_records.setdefault(sent["nodeid"], sent)
+        for record in output.get("ocrmetrics_crashed") or ():  # envelopes (runfile.record.Envelope)
+            if isinstance(record, dict) and isinstance(record.get("nodeid"), str):
+                self.state.outcome.crash_records.setdefault(record["nodeid"], record)
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """``--dist load`` (the default with ``-n``) that keeps twice ``--ocr-concurrency`` tests queued on each worker
         to the end of an OCR run, so that its prefetch pool stays full (see :mod:`.xdist_scheduler`); None (xdist's
         own) for another mode, a ``--maxschedchunk``, a run without engines or a concurrency of 1."""
-        minimum = 2 * self.state.settings.concurrency  # a backlog: the pool never waits for the next test to arrive
+        run_config = self.state.run_config
+        minimum = 2 * run_config.settings.concurrency  # a backlog: the pool never waits for the next test to arrive
         if (config.getvalue("dist") != "load" or config.getoption("maxschedchunk", None) is not None
-                or not self.state.runner.engines or self.state.settings.concurrency < 2):
+                or not run_config.runner.engines or run_config.settings.concurrency < 2):
             return None
         from pytest_ocrmetrics.plugin.xdist_scheduler import prefetching_load_scheduler
 
         return prefetching_load_scheduler(config, log, minimum)
 
 
-def _unfreeze_gc(state: PluginState) -> None:
+def unfreeze_gc(state: PluginState) -> None:
     """Undo the ``gc.freeze()`` of :func:`after_collection` (an in-process run must not keep its items
     out of the garbage collector's reach)."""
-    if state.gc_frozen:
+    if state.collection.gc_frozen:
         gc.unfreeze()
-        state.gc_frozen = False
+        state.collection.gc_frozen = False
 
 
 def freeze_survivors(state: PluginState) -> None:
@@ -100,10 +106,10 @@ def freeze_survivors(state: PluginState) -> None:
     leave behind are freed, not kept): the collector's full passes, and pytest's own when it unconfigures, then walk at
     most a thousand tests' objects instead of every report of the run (about a tenth of a 20,000-test run). Undone with
     the rest at cleanup."""
-    if state.gc_frozen:
-        state.tests_since_freeze += 1
-        if state.tests_since_freeze >= GC_FREEZE_EVERY:
-            state.tests_since_freeze = 0
+    if state.collection.gc_frozen:
+        state.collection.tests_since_freeze += 1
+        if state.collection.tests_since_freeze >= GC_FREEZE_EVERY:
+            state.collection.tests_since_freeze = 0
             gc.collect(1)
             gc.freeze()
 
@@ -114,7 +120,7 @@ def after_collection(session: pytest.Session) -> None:
     Not under xdist: every worker collects every document but runs only some, so prefetching there would send each
     page once per worker; with ``-n N`` the workers themselves are the concurrency.
     """
-    state = _state(session.config)
+    state = plugin_state(session.config)
     workerinput = getattr(session.config, "workerinput", None)
     if workerinput and workerinput.get("ocrmetrics_crashed"):  # started after a worker crashed: name its documents
         from pytest_ocrmetrics.plugin.records import crashed_item_records
@@ -123,14 +129,14 @@ def after_collection(session: pytest.Session) -> None:
             session, workerinput["ocrmetrics_crashed"])
     if session.config.option.collectonly or _xdist_controller(session.config):
         return
-    cases = [case for item in session.items if (case := _case_of(item)) is not None]
-    if cases and not state.gc_frozen:
+    cases = [case for item in session.items if (case := case_of(item)) is not None]
+    if cases and not state.collection.gc_frozen:
         # the collected items, datasets and modules live until the end: the cyclic garbage collector need not walk
         # them again and again while thousands of tests run (about a tenth of a large run); undone at the end
         gc.freeze()
-        state.gc_frozen = True
-    if cases and not state.is_worker:  # a worker queues its documents as it learns them (pytest_runtest_protocol)
-        state.runner.start_prefetch(cases)
+        state.collection.gc_frozen = True
+    if cases and not state.run_config.is_worker:  # a worker queues its documents as it learns them (runtest_protocol)
+        state.run_config.runner.start_prefetch(cases)
 
 
 def prefetch_ahead(item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -140,14 +146,15 @@ def prefetch_ahead(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     test the worker's queue is read and its documents are added to the prefetch pools: a remote engine keeps up to
     ``--ocr-concurrency`` requests in flight per worker instead of one.
     """
-    state = _state(item.config)
-    if not state.is_worker or not state.prefetch_ahead or not state.runner.engines:
+    state = plugin_state(item.config)
+    runner = state.run_config.runner
+    if not state.run_config.is_worker or not state.collection.prefetch_ahead or not runner.engines:
         return
     upcoming = [item] + ([nextitem] if nextitem is not None else []) + _queued_items(item)
-    cases = [case for candidate in upcoming if (case := _case_of(candidate)) is not None]
+    cases = [case for candidate in upcoming if (case := case_of(candidate)) is not None]
     if cases:
-        state.runner.prefetch_more(cases)
-        state.prefetch_ahead = state.runner.may_prefetch()  # in-process engines only: stop looking
+        runner.prefetch_more(cases)
+        state.collection.prefetch_ahead = runner.may_prefetch()  # in-process engines only: stop looking
 
 
 def _worker_queue(config: pytest.Config) -> Any:
@@ -161,12 +168,13 @@ def _worker_queue(config: pytest.Config) -> Any:
 
 
 def _queued_items(item: pytest.Item) -> list[pytest.Item]:
-    state = _state(item.config)
-    queue = state.worker_queue if state.worker_queue is not None else _worker_queue(item.config)
-    state.worker_queue = queue if queue is not None else False
+    state = plugin_state(item.config)
+    collection = state.collection
+    queue = collection.worker_queue if collection.worker_queue is not None else _worker_queue(item.config)
+    collection.worker_queue = queue if queue is not None else False
     if not queue:
         return []
-    limit = 2 * state.settings.concurrency
+    limit = 2 * state.run_config.settings.concurrency
     try:
         with queue.lock() as pending:
             indices = [index for _, index in zip(range(limit), pending) if isinstance(index, int)]

@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_ocrmetrics import __version__
-from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
-from pytest_ocrmetrics.plugin.state import _REPORTS, PluginState, _state
-from pytest_ocrmetrics.runfile.record import Envelope
+from pytest_ocrmetrics.plugin.keys import plugin_state
+from pytest_ocrmetrics.plugin.state import PendingTest, PluginState, RunOutcome, WrittenReports
+from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS
 from pytest_ocrmetrics.scoring.runner import printable_id
+
+if TYPE_CHECKING:
+    from pytest_ocrmetrics.runfile.record import Envelope
 
 _XDIST_HEADER = re.compile(r"^\[gw\d+\] [^\n]*\n")
 
 
-class _SessionHooks:
+class SessionHooks:
     """Hooks that need this config's state but get no config: results from reports, and Ctrl-C.
 
     Report records become document records on the process that writes the reports (the xdist controller).
@@ -28,59 +31,62 @@ class _SessionHooks:
 
     def __init__(self, state: PluginState) -> None:
         self.state = state
+        self.is_worker = state.run_config.is_worker
+        self.outcome = state.outcome
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
         freeze_survivors(self.state)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        self.state.interrupted = True
-        self.state.runner.cancel()  # drop queued recognition at once instead of waiting for it
+        self.outcome.interrupted = True
+        self.state.run_config.runner.cancel()  # drop queued recognition at once instead of waiting for it
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if not self.state.is_worker:
+        if not self.is_worker:
             self._note_collection_error(report)
 
     def _note_collection_error(self, report: pytest.CollectReport | pytest.TestReport) -> None:
         error = getattr(report, "ocr_collection_error", None)
         if isinstance(error, dict):
-            self.state.results.add_collection_error(str(error["dataset"]), str(error["message"]))
+            self.outcome.results.add_collection_error(str(error["dataset"]), str(error["message"]))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if self.state.is_worker:
+        if self.is_worker:
             return
         self._note_collection_error(report)  # a Python suite's broken dataset errors one test
         if getattr(report, "ocr_worker_crashed", False) and report.failed:  # the worker died while running it
             self._note_crash(report)
             return
-        pending = self.state.pending.setdefault(report.nodeid, {"envelope": None, "outcome": "passed", "message": None})
+        pending = self.outcome.pending.get(report.nodeid)
+        if pending is None:
+            pending = self.outcome.pending[report.nodeid] = PendingTest()
         sent = getattr(report, "ocr_envelope", None)
         if sent is not None:
-            pending["envelope"] = sent
+            pending.envelope = sent
             del report.ocr_envelope  # the terminal reporter keeps every report: the record is held once, by results
         if report.failed:
-            outcome = "failed" if report.when == "call" else "error"
-            if pending["outcome"] != "error":
-                pending["outcome"] = outcome
-                pending["message"] = _short_message(report)
-        elif report.skipped and pending["outcome"] == "passed":
-            pending["outcome"] = "skipped"
-            pending["message"] = _short_message(report)
+            if pending.outcome != "error":
+                pending.outcome = "failed" if report.when == "call" else "error"
+                pending.message = _short_message(report)
+        elif report.skipped and pending.outcome == "passed":
+            pending.outcome = "skipped"
+            pending.message = _short_message(report)
         if report.when == "teardown":
-            done = self.state.pending.pop(report.nodeid)
-            if done["envelope"] is not None:
-                _add(self.state, done["envelope"], done["outcome"], done["message"])
+            done = self.outcome.pending.pop(report.nodeid)
+            if done.envelope is not None:
+                add_finished(self.outcome, done.envelope, done.outcome, done.message)
 
     def _note_crash(self, report: pytest.TestReport) -> None:
         """A test whose xdist worker crashed gets no more reports: its document is recorded as errored with the
         crash said, from the record its call report brought when there was one, else at the end (the dead worker
         sent nothing to say which document it was: a replacement worker names it, see ``crashed_item_records``)."""
-        pending = self.state.pending.pop(report.nodeid, None)
+        pending = self.outcome.pending.pop(report.nodeid, None)
         message = (f"worker crashed: {_short_message(report)} (killed, e.g. by the out-of-memory killer, or it "
                    f"crashed in native code); the document has no result")
-        if pending is not None and pending["envelope"] is not None:
-            _add(self.state, pending["envelope"], "error", message)
+        if pending is not None and pending.envelope is not None:
+            add_finished(self.outcome, pending.envelope, "error", message)
         else:
-            self.state.crashed[report.nodeid] = message
+            self.outcome.crashed[report.nodeid] = message
 
 
 def add_crashed(state: PluginState) -> None:
@@ -88,23 +94,24 @@ def add_crashed(state: PluginState) -> None:
     errored: from the record a replacement worker made, else from the test id (no worker was restarted)."""
     from pytest_ocrmetrics.plugin.records import record_from_nodeid
 
-    labels = [choice.label for choice in state.runner.engines]
-    for nodeid, message in state.crashed.items():
-        sent = state.crash_records.get(nodeid)
+    outcome = state.outcome
+    labels = [choice.label for choice in state.run_config.runner.engines]
+    for nodeid, message in outcome.crashed.items():
+        sent = outcome.crash_records.get(nodeid)
         if sent is None:
             sent = record_from_nodeid(nodeid, labels)
             message += "; its dataset, engine and document were read from the test id (no worker was restarted)"
         if sent is not None:
-            _add(state, sent, "error", message)
-    state.crashed.clear()
+            add_finished(outcome, sent, "error", message)
+    outcome.crashed.clear()
 
 
-def _add(state: PluginState, sent: Envelope, outcome: str, message: str | None) -> None:
+def add_finished(outcome: RunOutcome, sent: Envelope, result: str, message: str | None) -> None:
     """Add a finished test's record to the run's results with what its envelope brought (nothing for a test that is
     no OCR test: pytest's own report says it all)."""
     record = sent.get("record")
     if record is not None:
-        state.results.add(record, outcome, message, transport=sent.get("transport"))
+        outcome.results.add(record, result, message, transport=sent.get("transport"))
 
 
 def _short_message(report: pytest.TestReport) -> str:
@@ -120,29 +127,29 @@ def _short_message(report: pytest.TestReport) -> str:
 def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """The OCR metrics section of the terminal summary (on the controller): the summary table, the verdict of the
     gates and the baseline, the notes that keep a green run honest, and the reports written or not."""
-    state = _state(config)
-    if state.settings.summary == "none" and not state.is_worker:  # no summary, but a report that failed is said
-        for problem in config.stash.get(_REPORTS, ({}, []))[1]:
+    state = plugin_state(config)
+    settings, is_worker, outcome = state.run_config.settings, state.run_config.is_worker, state.outcome
+    if settings.summary == "none" and not is_worker:  # no summary, but a report that failed is said
+        for problem in outcome.reports.problems:
             terminalreporter.write_line(problem, red=True, bold=True)
-    if state.is_worker or state.settings.summary == "none" or not _has_a_run(state):
+    if is_worker or settings.summary == "none" or not _has_a_run(state):
         return
     from pytest_ocrmetrics.reporting.terminal import render_summary
 
-    if state.run is None:  # the run could not be built: say why
-        for problem in config.stash.get(_REPORTS, ({}, []))[1]:
+    if outcome.run is None:  # the run could not be built: say why
+        for problem in outcome.reports.problems:
             terminalreporter.write_line(problem, red=True, bold=True)
         return
     from pytest_ocrmetrics.core.safe_text import show_controls
 
-    lines = [(line, False) for line in render_summary(state.run, mode=state.settings.summary,
-                                                        columns=state.settings.columns)]
-    if state.verdict is not None:  # a failed gate or an error of the verdict stands out
-        lines += [(line, line.startswith(("ERROR:", "  FAIL "))) for line in state.verdict.lines(
-            list_improvements=state.settings.summary == "full")]
+    lines = [(line, False) for line in render_summary(outcome.run, mode=settings.summary, columns=settings.columns)]
+    if outcome.verdict is not None:  # a failed gate or an error of the verdict stands out
+        lines += [(line, line.startswith(("ERROR:", "  FAIL "))) for line in outcome.verdict.lines(
+            list_improvements=settings.summary == "full")]
     terminalreporter.write_sep("=", "OCR metrics")
-    for line, red in [*lines, *_run_notes(state, state.run)]:  # names: control characters shown as marks
+    for line, red in [*lines, *_run_notes(state, outcome.run)]:  # names: control characters shown as marks
         terminalreporter.write_line(show_controls(line), red=red, bold=red)
-    written, problems = config.stash.get(_REPORTS, ({}, []))
+    written, problems = outcome.reports
     for kind, path in written.items():  # a control character in a path: visible
         if kind == "baseline":
             terminalreporter.write_line(_baseline_written_line(state, path), bold=True)
@@ -157,10 +164,10 @@ def write_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None
 
 def _baseline_written_line(state: PluginState, path: Path) -> str:
     """``--ocr-baseline-update`` in one line: what was written where, and whether it replaced a baseline."""
-    run = state.run or {}
+    run = state.outcome.run or {}
     scored = sum(row.get("evaluated", row.get("documents", 0)) for row in run.get("summary") or ())
     what = f"this run ({scored} evaluated document{'s' if scored != 1 else ''})"
-    if state.baseline is None:
+    if state.run_config.baseline is None:
         return (f"created the baseline {printable_id(str(path))} with {what}: the first run, nothing was compared; "
                 f"later runs with --ocr-baseline compare with it")
     return (f"updated the baseline {printable_id(str(path))}: {what} replaced the one compared above; later runs "
@@ -179,16 +186,17 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
         needs = METRIC_NEEDS.get(METRICS[metric].requires if metric in METRICS else "", "what the metric needs")
         notes.append((f"the {metric} threshold could not be checked on {count} document{'s' if count != 1 else ''}: "
                       f"{'it lacks' if count == 1 else 'they lack'} {needs}", True))
-    minimum = state.settings.min_confidence
+    run_config, results = state.run_config, state.outcome.results
+    minimum = run_config.settings.min_confidence
     if minimum is not None:  # a filter that could not judge some outputs must not look applied
-        for engine, documents in sorted(state.results.without_confidence.items()):
+        for engine, documents in sorted(results.without_confidence.items()):
             count = len(documents)  # documents, not test functions: two tests on one document count it once
             notes.append((f"--ocr-min-confidence={minimum:g} could not judge {count} document{'s' if count != 1 else ''} "
                           f"of {engine}: {'its' if count == 1 else 'their'} output carries no confidence, so "
                           f"{'it was' if count == 1 else 'they were'} scored unfiltered", True))
     # known from the records as they were added: no document is read back from the spool for it
-    if (not state.results.has_checks and run.get("summary") and not state.gates and state.baseline is None
-            and not state.settings.command_line_thresholds()):  # given but never checked: said by the verdict
+    if (not results.has_checks and run.get("summary") and not run_config.gates and run_config.baseline is None
+            and not run_config.settings.command_line_thresholds()):  # given but never checked: said by the verdict
         notes.append(("no threshold was checked: pass --ocr-max/--ocr-min (e.g. --ocr-max=cer:0.05) or --ocr-gate, "
                       "or add @pytest.mark.ocr_thresholds or per-document thresholds", False))
     return notes
@@ -197,79 +205,107 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
 def _interrupted(session: pytest.Session, state: PluginState, exitstatus: int) -> bool:
     """Whether the run stopped before every collected test ran: Ctrl-C, ``-x``/``--maxfail``, ``session.shouldstop``
     (xdist stops its controller with an interruption for these too)."""
-    return (state.interrupted or bool(session.shouldstop) or bool(session.shouldfail)
+    return (state.outcome.interrupted or bool(session.shouldstop) or bool(session.shouldfail)
             or exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
 def _has_a_run(state: PluginState) -> bool:
     """Whether this session has an OCR run to report: a document was tested, a dataset could not be loaded (every
     report says so, even when no document is left), or it is a shard (an empty shard writes its run file too)."""
-    return bool(state.results.records or state.results.collection_errors or state.settings.shard)
+    results = state.outcome.results
+    return bool(results.records or results.collection_errors or state.run_config.settings.shard)
 
 
 def finish_session(session: pytest.Session, exitstatus: int) -> None:
     """Build the run from the document records (on the controller), judge it by the gates and the baseline, write the
     reports and the JUnit suite properties, and set the exit status for a failure that belongs to no single test."""
-    state = _state(session.config)
-    state.runner.close()
-    if (not state.is_worker and state.results.collection_errors
+    state = plugin_state(session.config)
+    run_config, outcome = state.run_config, state.outcome
+    run_config.runner.close()
+    if (not run_config.is_worker and outcome.results.collection_errors
             and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a dataset that could not be loaded fails the run
-    if not state.is_worker and state.crashed:
+    if not run_config.is_worker and outcome.crashed:
         add_crashed(state)
-    if state.is_worker or not _has_a_run(state):
+    if run_config.is_worker or not _has_a_run(state):
         return
-    from pytest_ocrmetrics.core.safe_text import clean_run, sanitize_run, xml_safe
-    from pytest_ocrmetrics.reporting.files import ReportError, write_reports
+    from pytest_ocrmetrics.core.safe_text import xml_safe
     from pytest_ocrmetrics.reporting.junit import suite_properties
-    from pytest_ocrmetrics.gating.verdict import Verdict, judge_run
 
-    settings = state.settings
     try:
-        run = state.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
-                                   resamples=settings.bootstrap, interrupted=_interrupted(session, state, exitstatus),
-                                   summary_intervals=_intervals_read(state),
-                                   bootstrap={"seed": settings.seed, "resamples": settings.bootstrap},
-                                   shard=None if settings.shard is None else settings.shard.to_dict())
-        run = sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
+        run = _build_run(session, state, exitstatus)
     except Exception as exc:  # noqa: BLE001 - a bug of ours must not end the session in an internal error
-        session.config.stash[_REPORTS] = ({}, [f"could not build the OCR run for the reports: {_one_line(exc)}"])
+        outcome.reports = WrittenReports({}, [f"could not build the OCR run for the reports: {_one_line(exc)}"])
         session.exitstatus = pytest.ExitCode.TESTS_FAILED  # nothing was checked at the run's level: never green
         return
-    state.run = run
-    try:
-        verdict = judge_run(run, gates=state.gates, baseline=state.baseline, tolerances=state.tolerances,
-                            significance=settings.significance, seed=settings.seed,
-                            checks_requested=bool(settings.command_line_thresholds() or state.results.has_checks),
-                            document_regressions=settings.document_regressions)
-        if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
-            run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
-    except Exception as exc:  # noqa: BLE001 - the reports are still written; the gates count as failed
-        verdict = Verdict(notes=(f"ERROR: the gates and the baseline could not be checked: {_one_line(exc)}",),
-                          error=True)
-    state.verdict = verdict
-    baseline_path, refused = _baseline_update_path(settings, run)
-    try:
-        reports: tuple[dict[str, Path], list[str]] = (write_reports(
-            run, verdict, json_path=settings.json_path, html=settings.html_path, csv=settings.csv_path,
-            markdown=settings.markdown_path, baseline=baseline_path), [])
-    except ReportError as exc:  # the other reports were written; the summary names the ones that were not
-        reports = (exc.written, exc.problems)
-    if refused is not None:
-        reports[1].append(refused)
-    # a report that was asked for and not written (the baseline to replace among them) fails the run: a CI job
-    # whose artifact is missing must not be green; each problem is one red line of the summary
-    if reports[1] and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    if settings.baseline_update and "baseline" not in reports[0]:  # asked to replace the baseline, and it was not
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-    session.config.stash[_REPORTS] = reports
+    outcome.run = run
+    outcome.verdict = verdict = _judge(state, run)
+    outcome.reports = _write_reports(session, run_config.settings, run, verdict)
     xml = _junit_xml(session.config)
     if xml is not None:
         for name, value in suite_properties(run, verdict):
             xml.add_global_property(xml_safe(name), value)  # pytest escapes property values, not names
     if verdict.failed and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _build_run(session: pytest.Session, state: PluginState, exitstatus: int) -> dict[str, Any]:
+    """The run (the run file's content) from the document records, its names made safe for every report."""
+    from pytest_ocrmetrics.core.safe_text import sanitize_run
+
+    settings = state.run_config.settings
+    run = state.outcome.results.to_run(plugin_version=__version__, pytest_version=pytest.__version__,
+                                       resamples=settings.bootstrap,
+                                       interrupted=_interrupted(session, state, exitstatus),
+                                       summary_intervals=_intervals_read(state),
+                                       bootstrap={"seed": settings.seed, "resamples": settings.bootstrap},
+                                       shard=None if settings.shard is None else settings.shard.to_dict())
+    return sanitize_run(run)  # lone surrogates and non-characters replaced (and counted) once, for every report
+
+
+def _judge(state: PluginState, run: dict[str, Any]) -> Any:
+    """The verdict of the gates and the baseline on ``run`` (which then names the baseline it was compared with);
+    a verdict that failed with an error when they could not be checked."""
+    from pytest_ocrmetrics.core.safe_text import clean_run
+    from pytest_ocrmetrics.gating.verdict import Verdict, judge_run
+
+    run_config = state.run_config
+    settings = run_config.settings
+    try:
+        verdict = judge_run(run, gates=run_config.gates, baseline=run_config.baseline,
+                            tolerances=run_config.tolerances, significance=settings.significance, seed=settings.seed,
+                            checks_requested=bool(settings.command_line_thresholds()
+                                                  or state.outcome.results.has_checks),
+                            document_regressions=settings.document_regressions)
+        if verdict.comparison is not None:  # the run file says what the baseline compared (its names may be unclean)
+            run["baseline"] = clean_run(verdict.comparison.baseline_entry())[0]
+    except Exception as exc:  # noqa: BLE001 - the reports are still written; the gates count as failed
+        verdict = Verdict(notes=(f"ERROR: the gates and the baseline could not be checked: {_one_line(exc)}",),
+                          error=True)
+    return verdict
+
+
+def _write_reports(session: pytest.Session, settings: Any, run: dict[str, Any], verdict: Any) -> WrittenReports:
+    """Write the requested reports (and the baseline to replace); a report that was asked for and not written fails
+    the run."""
+    from pytest_ocrmetrics.reporting.files import ReportError, write_reports
+
+    baseline_path, refused = _baseline_update_path(settings, run)
+    try:
+        reports = WrittenReports(write_reports(
+            run, verdict, json_path=settings.json_path, html=settings.html_path, csv=settings.csv_path,
+            markdown=settings.markdown_path, baseline=baseline_path), [])
+    except ReportError as exc:  # the other reports were written; the summary names the ones that were not
+        reports = WrittenReports(exc.written, exc.problems)
+    if refused is not None:
+        reports.problems.append(refused)
+    # a report that was asked for and not written (the baseline to replace among them) fails the run: a CI job
+    # whose artifact is missing must not be green; each problem is one red line of the summary
+    if reports.problems and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if settings.baseline_update and "baseline" not in reports.written:  # asked to replace the baseline: it was not
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return reports
 
 
 def _baseline_update_path(settings: Any, run: dict[str, Any]) -> tuple[Path | None, str | None]:
@@ -289,9 +325,9 @@ def _intervals_read(state: PluginState) -> bool:
     """Whether something reads the summary's bootstrap intervals: the run file and the HTML report hold them, a gate
     may judge one (``ci_high:cer<0.05``); the terminal, JUnit, CSV and Markdown do not show them, and bootstrapping
     (with numpy's import) is the costly part of a summary."""
-    settings = state.settings
+    settings = state.run_config.settings
     return bool(settings.json_path or settings.html_path or settings.baseline_update
-                or any(gate.statistic in ("ci_low", "ci_high") for gate in state.gates))
+                or any(gate.statistic in ("ci_low", "ci_high") for gate in state.run_config.gates))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -40,6 +40,14 @@ _SEVERITY = {"skipped": 0, "filtered": 1, "passed": 2, "failed": 3, "error": 4}
 _RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
 
 
+class _SummaryValues(NamedTuple):
+    """What :meth:`RunResults.summary` reads of one record (see :func:`_summary_values`)."""
+
+    cached: Any
+    truncated: Any
+    values: tuple[tuple[Any, ...], ...]  # (name, value) per metric, (name, value, numerator, denominator) if micro
+
+
 class _Entry(NamedTuple):
     """Where one added record lies in the spool file, with what sorting and merging need."""
 
@@ -54,7 +62,7 @@ class _Entry(NamedTuple):
     # or infinity, no ``tests`` key of its own): SpooledDocuments.json_texts need not decode it
     plain: bool = False
     # what the summary reads of the record (see _summary_values), None when it must read the spooled record itself
-    summary: tuple[Any, ...] | None = None
+    summary: _SummaryValues | None = None
 
 
 class _Spool:
@@ -149,11 +157,11 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
             for entry in group[1:]:
                 if _SEVERITY[entry.outcome] > _SEVERITY[outcome]:
                     outcome = entry.outcome
-                if not source.summary[2] and entry.summary[2]:  # type: ignore[index]
+                if not _values_of(source) and _values_of(entry):
                     source = entry
-            cached, truncated = first.summary[:2]  # type: ignore[index]
-            yield ({"engine": first.engine, "dataset": first.dataset, "outcome": outcome, "cached": cached,
-                    "truncated": truncated}, source.summary[2])  # type: ignore[index]
+            first_summary = _summary_of(first)
+            yield ({"engine": first.engine, "dataset": first.dataset, "outcome": outcome,
+                    "cached": first_summary.cached, "truncated": first_summary.truncated}, _values_of(source))
 
     def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
         """Each document's JSON text, ``encode(document)`` for an ``encode`` with json's default separators and
@@ -176,7 +184,20 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
 _PLAIN_NUMBER = (int, float)
 
 
-def _summary_values(rec: Mapping[str, Any]) -> tuple[Any, ...] | None:
+def _summary_of(entry: _Entry) -> _SummaryValues:
+    """The entry's summary values (present: :meth:`RunResults.summary` reads the index only when every entry has
+    them)."""
+    summary = entry.summary
+    if summary is None:  # pragma: no cover - RunResults.summary checks every entry first
+        raise ValueError(f"record {entry.id!r} of {entry.dataset!r} has no summary values in the index")
+    return summary
+
+
+def _values_of(entry: _Entry) -> tuple[tuple[Any, ...], ...]:
+    return _summary_of(entry).values
+
+
+def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
     """``(cached, truncated, values)``: what :meth:`RunResults.summary` reads of a record, small enough to keep for
     every document (the record itself is spooled): ``values`` holds ``(name, value)`` per metric, with the metric's
     numerator and denominator for a micro-averaged metric. None for a record of unusual shape (a value that is not a
@@ -206,7 +227,7 @@ def _summary_values(rec: Mapping[str, Any]) -> tuple[Any, ...] | None:
             values.append((name, value, numerator, denominator))
         else:
             values.append((name, value))
-    return rec.get("cached"), rec.get("truncated"), tuple(values)
+    return _SummaryValues(rec.get("cached"), rec.get("truncated"), tuple(values))
 
 
 # metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)

@@ -241,7 +241,7 @@ def test_a_tests_ocr_state_is_let_go_at_its_teardown(pytester: pytest.Pytester, 
     """Items live until the session ends; the OCR state of each test (its output, scores, checks) does not: it is
     dropped once the teardown report is made, so memory and the collector's full passes (one at interpreter exit
     walked it for every document) do not grow with it. The record still reaches every report."""
-    from pytest_ocrmetrics.plugin.state import ITEM_STATE
+    from pytest_ocrmetrics.plugin.keys import ITEM_STATE
 
     pytester.makepyfile(test_doc="""
         import pytest

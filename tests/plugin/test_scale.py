@@ -237,5 +237,5 @@ def test_the_spool_file_is_closed_when_pytest_unconfigures(pytester: pytest.Pyte
     pytester.inline_run("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-json=run.json",
                         plugins=[Capture()])
     assert json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))["documents"]
-    spool = seen[0].stash[STATE].results._spool
+    spool = seen[0].stash[STATE].outcome.results._spool
     assert spool._file is None
