@@ -27,6 +27,9 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _markdown import docs_requested, write_printed  # noqa: E402  (--write-docs: the table into docs/performance.md)
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = 0.15
 UNRELATED_TEST = "def test_unrelated():\n    assert sum([1, 2]) == 3\n"
@@ -78,6 +81,7 @@ def _spread(values: list[float], unit: str, digits: int) -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    writing = docs_requested(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="measured runs (after one warm-up run)")
     args = parser.parse_args(argv)
@@ -107,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     ratio = statistics.median(ratios)
     print(f"\ntarget: ratio <= {TARGET}: {'met' if ratio <= TARGET else 'NOT met'} ({ratio:.3f})")
     print(f"\n{len(modules)} pytest_ocrmetrics modules imported: {', '.join(sorted(modules)) or 'none'}")
+    if writing:
+        write_printed("import", markdown=True)
     return 0
 
 

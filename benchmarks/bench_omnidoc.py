@@ -28,6 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _markdown import docs_requested, write_printed  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "acceptance" / "omnidocbench"
 CANDIDATES = ("demo_pred", "gt_md")
@@ -108,6 +111,7 @@ def _workload(data: Path, out: Path, copies: int | None) -> tuple[Path, Path]:
 
 
 def main() -> None:
+    writing = docs_requested()  # --write-docs: the table into docs/performance.md
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--omnidocbench", type=Path, help="a checkout of OmniDocBench (commit 7bd6c2e)")
@@ -150,6 +154,8 @@ def main() -> None:
             ratio = (f"{best['benchmark'][0] / best['product'][0]:.1f}x"
                      if side == "product" and "benchmark" in best else "")
             print(f"| {label} | {side} | {scoring:.2f} | {wall:.2f} | {1000 * scoring / pages:.1f} | {ratio} |")
+    if writing:
+        write_printed("omnidoc", markdown=True)
 
 
 if __name__ == "__main__":

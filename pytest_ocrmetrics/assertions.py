@@ -662,6 +662,103 @@ def assert_fact_pass_rate_above(result: Any, limit: float | str | None = None, *
     return assert_metric(result, 'fact_pass_rate', limit, **kwargs)
 
 
+def assert_text_block_edit_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert OmniDocBench text-block edit distance: the output's Markdown text blocks matched to the page's
+    annotated text blocks (headers, footers, page numbers, captions ignored), the normalized edit distance of the
+    matched pairs, summed edits / summed lengths per page is at most ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``text_block_edit``.
+    """
+    __tracebackhide__ = True
+    return assert_metric(result, 'text_block_edit', limit, **kwargs)
+
+
+def assert_reading_order_edit_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert OmniDocBench reading-order edit distance: the normalized edit distance between the annotated order of
+    the matched text blocks and the order they appear in the output is at most ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``reading_order_edit``.
+    """
+    __tracebackhide__ = True
+    return assert_metric(result, 'reading_order_edit', limit, **kwargs)
+
+
+def assert_table_edit_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert OmniDocBench table edit distance: edit distance of each matched table's HTML, summed edits / summed
+    lengths over the page's tables is at most ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``table_edit``.
+    """
+    __tracebackhide__ = True
+    return assert_metric(result, 'table_edit', limit, **kwargs)
+
+
+def assert_table_teds_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert OmniDocBench table TEDS: tree-edit-distance similarity of each matched table's HTML tree, structure
+    and cell text, averaged over the page's tables is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``table_teds``.
+    """
+    __tracebackhide__ = True
+    return assert_metric(result, 'table_teds', limit, **kwargs)
+
+
+def assert_table_teds_s_above(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert OmniDocBench table TEDS-S: TEDS on structure only (cell text ignored), averaged over the page's tables
+    is at least ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``table_teds_s``.
+    """
+    __tracebackhide__ = True
+    return assert_metric(result, 'table_teds_s', limit, **kwargs)
+
+
+def assert_formula_edit_below(result: Any, limit: float | str | None = None, **kwargs: Any) -> float:
+    """Assert OmniDocBench display-formula edit distance: normalized edit distance of each matched display formula's
+    LaTeX, summed edits / summed lengths per page is at most ``limit``.
+
+    Args:
+        result: an ``ocr_score``, an ``ocr_output`` or a string (with ``reference=``).
+        limit: the limit (a fraction or a percentage such as ``"5%"``); ``None``: the document's own.
+        **kwargs: ``reference=`` and ``document=``, as for :func:`assert_metric`.
+
+    Returns:
+        The value of ``formula_edit``.
+    """
+    __tracebackhide__ = True
+    return assert_metric(result, 'formula_edit', limit, **kwargs)
+
+
 __all__ += [
     "assert_ser_below",
     "assert_edit_similarity_above",
@@ -690,5 +787,11 @@ __all__ += [
     "assert_anls_above",
     "assert_token_ratio_below",
     "assert_fact_pass_rate_above",
+    "assert_text_block_edit_below",
+    "assert_reading_order_edit_below",
+    "assert_table_edit_below",
+    "assert_table_teds_above",
+    "assert_table_teds_s_above",
+    "assert_formula_edit_below",
 ]
 # ---- end of the generated helpers ----

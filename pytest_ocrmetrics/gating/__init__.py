@@ -40,38 +40,90 @@ Everything public is importable from here: ``from pytest_ocrmetrics.gating impor
 
 from __future__ import annotations
 
-from pytest_ocrmetrics.gating.baseline import Baseline
-from pytest_ocrmetrics.gating.comparison import (
-    DOCUMENT_REGRESSION_POLICIES,
-    AggregateDelta,
-    Comparison,
-    DocumentRef,
-    Improvement,
-    Regression,
-    compare_runs,
-    describe_normalization,
-    normalization_mismatch,
-    parse_document_regressions,
-    parse_significance,
-)
-from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
-from pytest_ocrmetrics.gating.gates import OPERATORS, STATISTICS, Gate, GateResult, evaluate_gates, parse_gate
-from pytest_ocrmetrics.runfile.read import (
-    SCORED_OUTCOMES,
-    DocumentKey,
-    RunFileError,
-    doc_key,
-    load_run,
-    scored_documents,
-    validate_run,
-)
-from pytest_ocrmetrics.gating.tolerances import (
-    Tolerance,
-    ToleranceLike,
-    parse_tolerance,
-    resolve_tolerances,
-    tolerance_for,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and IDEs read; at run time each name is imported when first used
+    from pytest_ocrmetrics.gating.baseline import Baseline
+    from pytest_ocrmetrics.gating.comparison import (
+        DOCUMENT_REGRESSION_POLICIES,
+        AggregateDelta,
+        Comparison,
+        DocumentRef,
+        Improvement,
+        Regression,
+        compare_runs,
+        describe_normalization,
+        normalization_mismatch,
+        parse_document_regressions,
+        parse_significance,
+    )
+    from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
+    from pytest_ocrmetrics.gating.gates import OPERATORS, STATISTICS, Gate, GateResult, evaluate_gates, parse_gate
+    from pytest_ocrmetrics.runfile.read import (
+        SCORED_OUTCOMES,
+        DocumentKey,
+        RunFileError,
+        doc_key,
+        load_run,
+        scored_documents,
+        validate_run,
+    )
+    from pytest_ocrmetrics.gating.tolerances import (
+        Tolerance,
+        ToleranceLike,
+        parse_tolerance,
+        resolve_tolerances,
+        tolerance_for,
+    )
+
+# the package is imported by every run that writes a verdict (gating.verdict); the comparison, bootstrap and gate
+# modules load only when a run uses them
+_MODULE_OF = {
+    "AggregateDelta": "pytest_ocrmetrics.gating.comparison",
+    "Baseline": "pytest_ocrmetrics.gating.baseline",
+    "Comparison": "pytest_ocrmetrics.gating.comparison",
+    "DOCUMENT_REGRESSION_POLICIES": "pytest_ocrmetrics.gating.comparison",
+    "DocumentKey": "pytest_ocrmetrics.runfile.read",
+    "DocumentRef": "pytest_ocrmetrics.gating.comparison",
+    "FactChange": "pytest_ocrmetrics.gating.facts",
+    "Gate": "pytest_ocrmetrics.gating.gates",
+    "GateResult": "pytest_ocrmetrics.gating.gates",
+    "Improvement": "pytest_ocrmetrics.gating.comparison",
+    "OPERATORS": "pytest_ocrmetrics.gating.gates",
+    "Regression": "pytest_ocrmetrics.gating.comparison",
+    "RunFileError": "pytest_ocrmetrics.runfile.read",
+    "SCORED_OUTCOMES": "pytest_ocrmetrics.runfile.read",
+    "STATISTICS": "pytest_ocrmetrics.gating.gates",
+    "Tolerance": "pytest_ocrmetrics.gating.tolerances",
+    "ToleranceLike": "pytest_ocrmetrics.gating.tolerances",
+    "compare_runs": "pytest_ocrmetrics.gating.comparison",
+    "describe_normalization": "pytest_ocrmetrics.gating.comparison",
+    "doc_key": "pytest_ocrmetrics.runfile.read",
+    "evaluate_gates": "pytest_ocrmetrics.gating.gates",
+    "fact_changes": "pytest_ocrmetrics.gating.facts",
+    "load_run": "pytest_ocrmetrics.runfile.read",
+    "normalization_mismatch": "pytest_ocrmetrics.gating.comparison",
+    "parse_document_regressions": "pytest_ocrmetrics.gating.comparison",
+    "parse_gate": "pytest_ocrmetrics.gating.gates",
+    "parse_significance": "pytest_ocrmetrics.gating.comparison",
+    "parse_tolerance": "pytest_ocrmetrics.gating.tolerances",
+    "resolve_tolerances": "pytest_ocrmetrics.gating.tolerances",
+    "scored_documents": "pytest_ocrmetrics.runfile.read",
+    "tolerance_for": "pytest_ocrmetrics.gating.tolerances",
+    "validate_run": "pytest_ocrmetrics.runfile.read",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FactChange",

@@ -29,16 +29,23 @@ def validated_run_files(monkeypatch: pytest.MonkeyPatch) -> Any:
 
     def validating(*args: Any, **kwargs: Any) -> Any:
         try:
-            return write_reports(*args, **kwargs)
-        finally:
-            for key in ("json_path", "baseline"):
-                path = kwargs.get(key)
-                if path is not None and Path(path).is_file():
-                    checked.append(Path(path))
-                    try:
-                        load_run(path)  # the schema, and finite numbers only
-                    except RunFileError as exc:
-                        invalid.append(str(exc))
+            written = write_reports(*args, **kwargs)
+        except files.ReportError as exc:  # some report failed: the files that were written are still checked
+            written = getattr(exc, "written", {}) or {}
+            _check(written)
+            raise
+        _check(written)
+        return written
+
+    def _check(written: Any) -> None:
+        for key in ("json", "baseline"):  # a file that failed to write keeps its previous content: not checked
+            path = written.get(key) if isinstance(written, dict) else None
+            if path is not None and Path(path).is_file():
+                checked.append(Path(path))
+                try:
+                    load_run(path)  # the schema, and finite numbers only
+                except RunFileError as exc:
+                    invalid.append(str(exc))
 
     monkeypatch.setattr(files, "write_reports", validating)
     yield checked

@@ -86,14 +86,14 @@ def test_an_engine_with_no_document_in_common_shows_zero_paired(pytester: pytest
                                                    (["--ocr-engine=replay:preds", "--ocr-engine=replay:preds2"], True)])
 def test_one_engine_pays_nothing_for_the_paired_deltas(pytester: pytest.Pytester, dataset: Path,
                                                        engines: list[str], imported: bool) -> None:
-    """The full summary of a one-engine run does not import the gating package (a two-engine run does: the check
+    """The full summary of a one-engine run does not import the comparison machinery (a two-engine run does: the check
     can see it)."""
     _second_engine(pytester.path)
     pytester.makeconftest("""
         import sys
 
         def pytest_unconfigure(config):
-            print("gating imported:", "pytest_ocrmetrics.gating" in sys.modules)
+            print("gating imported:", "pytest_ocrmetrics.gating.comparison" in sys.modules)
         """)
     result = pytester.runpytest_subprocess("--ocr-dataset=invoices", *engines, "--ocr-summary=full")
     assert result.ret == 0
