@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence, TextIO
+from typing import Any, Sequence, TextIO, cast
 
 from pytest_ocrmetrics.cli.common import (
     UsageError,
@@ -53,7 +53,8 @@ def _merged(args: argparse.Namespace) -> tuple[list[tuple[str, dict[str, Any]]],
 
     runs = [(repr(path), load_run_file(path, "")) for path in args.runs]
     try:
-        return runs, merge_runs(runs)
+        # the typed Run is the run file's dict; the CLI's helpers (shared with `compare`) take any run file's dict
+        return runs, cast("dict[str, Any]", merge_runs(runs))
     except MergeError as exc:  # names from the files: control characters shown as marks, not sent to the terminal
         raise UsageError(show_controls(str(exc))) from None
 

@@ -12,6 +12,7 @@ import io
 import math
 import threading
 from pathlib import Path
+from typing import Any
 
 __all__ = ["DEFAULT_LONGEST_SIDE", "render_pdf_page", "pdf_page_count", "PdfError"]
 
@@ -25,7 +26,7 @@ class PdfError(OSError):
     """A PDF that cannot be opened or rendered, or pypdfium2 missing; the message names the file and the fix."""
 
 
-def _pdfium():  # type: ignore[no-untyped-def]
+def _pdfium() -> Any:  # the pypdfium2 module (untyped)
     try:
         import pypdfium2  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
@@ -40,7 +41,7 @@ def pdf_page_count(path: Path) -> int:
         return _page_count(pdfium, path)
 
 
-def _page_count(pdfium, path: Path) -> int:  # type: ignore[no-untyped-def]
+def _page_count(pdfium: Any, path: Path) -> int:
     try:
         document = pdfium.PdfDocument(str(path))
     except Exception as exc:  # pypdfium2.PdfiumError and OSError
@@ -67,7 +68,7 @@ def render_pdf_page(path: Path, page: int, *, longest_side: int = DEFAULT_LONGES
         return _render(pdfium, path, page, longest_side, document)
 
 
-def _render(pdfium, path: Path, page: int, longest_side: int, document: str) -> bytes:  # type: ignore[no-untyped-def]
+def _render(pdfium: Any, path: Path, page: int, longest_side: int, document: str) -> bytes:
     of = f" of document {document!r}" if document else ""
     try:
         pdf = pdfium.PdfDocument(str(path))

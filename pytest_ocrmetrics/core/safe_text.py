@@ -115,7 +115,7 @@ def _clean_run(value: Any) -> tuple[Any, int]:
         total = sum(n for _, n in cleaned)
         if not total:
             return value, 0
-        return type(value)(item for item, _ in cleaned), total  # type: ignore[call-arg]
+        return type(value)(item for item, _ in cleaned), total
     return value, 0
 
 

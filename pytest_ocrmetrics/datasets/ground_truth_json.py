@@ -42,7 +42,7 @@ GROUND_TRUTH_FILE = "ground_truth.json"
 IMAGES_DIR = "images"
 
 
-def _no_duplicate_keys(path: Path):  # type: ignore[no-untyped-def]
+def _no_duplicate_keys(path: Path) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
     def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in pairs:
@@ -115,7 +115,8 @@ def _entries_one_by_one(
     recursion) and named, so only its document errors; the file's other problems raise :class:`DatasetError` as
     the one-call parse would. Only this rare path pays for the slower reading.
     """
-    scan = json.JSONDecoder(strict=False, object_pairs_hook=hook).scan_once
+    decoder: Any = json.JSONDecoder(strict=False, object_pairs_hook=hook)
+    scan: Callable[[str, int], tuple[Any, int]] = decoder.scan_once  # set by JSONDecoder.__init__; not in typeshed
     too_deep: set[str] = set()
     pairs: list[tuple[str, Any]] = []
 

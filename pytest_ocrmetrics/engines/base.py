@@ -89,7 +89,7 @@ class OcrOutput:
             text=data["text"],
             engine=data.get("engine", ""),
             words=None if words is None else tuple(
-                Word(w["text"], tuple(w["box"]) if w.get("box") else None, w.get("confidence")) for w in words  # type: ignore[arg-type]
+                Word(w["text"], tuple(w["box"]) if w.get("box") else None, w.get("confidence")) for w in words
             ),
             confidence=data.get("confidence"),
             fields=data.get("fields"),

@@ -426,7 +426,7 @@ class CachingEngine(EngineWrapper):
             else:
                 todo.append((index, key))
         if todo:
-            outputs = self.engine.recognize_batch([documents[index] for index, _ in todo])  # type: ignore[attr-defined]
+            outputs = self.engine.recognize_batch([documents[index] for index, _ in todo])
             for (index, key), output in zip(todo, outputs):
                 results[index] = output
                 if isinstance(output, OcrOutput):

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 from pytest_ocrmetrics.engines.base import EngineError
 
 if TYPE_CHECKING:  # urllib.request, email and http.client are imported when a request is first made (~20 ms)
+    import ssl
     import urllib.request
 
 __all__ = ["RetryPolicy", "JsonResponse", "HttpStatusError", "JsonHttpClient", "RETRYABLE_STATUS", "redirect_message",
@@ -239,6 +240,8 @@ def _default_opener() -> Callable[..., Any]:
             return self.do_open(WatchedHTTPConnection, req)
 
     class HTTPSHandler(urllib.request.HTTPSHandler):
+        _context: ssl.SSLContext | None  # urllib's own (set by its __init__; private, so typeshed omits it)
+
         def https_open(self, req: urllib.request.Request) -> Any:
             return self.do_open(WatchedHTTPSConnection, req, context=self._context)
 
@@ -315,7 +318,7 @@ def read_body(response: Any, deadline: _Deadline, limit: int = MAX_RESPONSE_BYTE
             chunk = read(_READ_CHUNK)
         except (socket.timeout, TimeoutError):  # the socket waited for exactly the time that was left
             raise _DeadlinePassed() from None
-        except (OSError, *http_client_errors()):
+        except http_client_errors(OSError):
             if deadline.fired.is_set():  # the watchdog shut the socket down mid-read
                 raise _DeadlinePassed() from None
             raise
@@ -523,7 +526,7 @@ class JsonHttpClient:
                 raw = read_body(exc, deadline, self.max_response_bytes)
             except _TooLarge as too_large:  # an error page that never ends: its first part says enough
                 raw = too_large.partial
-            except (OSError, AttributeError, _DeadlinePassed, *http_client_errors()):
+            except http_client_errors(OSError, AttributeError, _DeadlinePassed):
                 raw = b""
             finally:
                 exc.close()
@@ -536,10 +539,10 @@ class JsonHttpClient:
                 raise _Retryable(reason, retry_after_s=retry_after, status=status) from None
             raise HttpStatusError(f"{method} {url} failed: {reason}", status) from None
         except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError, OSError) as exc:
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            if deadline.fired.is_set() or isinstance(reason, (socket.timeout, TimeoutError)):
+            cause = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            if deadline.fired.is_set() or isinstance(cause, (socket.timeout, TimeoutError)):
                 raise timeout() from None
-            raise _Retryable(f"connection error: {reason}") from None
+            raise _Retryable(f"connection error: {cause}") from None
         except http_client_errors() as exc:  # a server that closed the connection mid-answer
             if deadline.fired.is_set():  # no: the watchdog closed it
                 raise timeout() from None
@@ -553,8 +556,15 @@ class JsonHttpClient:
             ) from None
 
 
-def http_client_errors() -> tuple[type[BaseException], ...]:
-    """Exceptions of :mod:`http.client` that mean the connection broke mid-answer."""
+def http_client_errors(*also: type[BaseException]) -> tuple[type[BaseException], ...]:
+    """Exceptions of :mod:`http.client` that mean the connection broke mid-answer, after ``also``.
+
+    Args:
+        also: more exception types for the same ``except`` clause.
+
+    Returns:
+        The tuple an ``except`` clause takes.
+    """
     import http.client
 
-    return (http.client.HTTPException,)
+    return (*also, http.client.HTTPException)

@@ -122,7 +122,7 @@ class RepeatingEngine(EngineWrapper):
             if self._caching is not None:
                 outputs = self._caching.recognize_batch(batch, repeat=repeat)
             else:
-                outputs = self.engine.recognize_batch(batch)  # type: ignore[attr-defined]
+                outputs = self.engine.recognize_batch(batch)
             for position, output in zip(todo, outputs):
                 if isinstance(output, OcrOutput):
                     per_document[position].append(output)

@@ -273,12 +273,12 @@ class Comparison:
                          + _names(docs))
             lines += _first(self.regressions, max_documents, lambda reg: reg.message)
         if self.fact_regressions:
-            docs = {(r.dataset, r.engine, r.document) for r in self.fact_regressions}
+            fact_docs = {(r.dataset, r.engine, r.document) for r in self.fact_regressions}
             effect = ("" if self.facts_gated and self.document_policy == "fail"
                       else " (no tolerance on fact_pass_rate: shown, not failed)" if not self.facts_gated
                       else " (--ocr-document-regressions=warn: listed, not failed)")
             lines.append(f"{len(self.fact_regressions)} fact(s) passed in the baseline and fail now, "
-                         f"on {len(docs)} document(s){effect}:")
+                         f"on {len(fact_docs)} document(s){effect}:")
             lines += _first(self.fact_regressions, max_documents, lambda change: change.message)
         for title, refs in (("new documents (not in the baseline)", self.new_documents),
                             ("documents missing from this run (in the baseline)", self.missing_documents)):

@@ -216,7 +216,8 @@ def _numpy_resample_means(populations: Sequence[Sequence[float]], seed: int,
         return None
     state = random.Random(seed).getstate()[1]
     generator = numpy.random.RandomState()
-    generator.set_state(("MT19937", numpy.array(state[:624], dtype=numpy.uint32), state[624]))
+    # (name, key, pos, has_gauss, cached_gaussian): no cached Gaussian, as numpy assumes for a 3-tuple
+    generator.set_state(("MT19937", numpy.array(state[:624], dtype=numpy.uint32), int(state[624]), 0, 0.0))
     arrays = [numpy.asarray(population, dtype=numpy.float64) for population in populations]
     means: list[list[float]] = [[] for _ in populations]
     per_chunk = max(1, _NUMPY_CHUNK // n)
@@ -373,6 +374,8 @@ class MetricAccumulator:
         else:
             micro = average
         # resamples=0: no interval (the terminal table does not show one, and bootstrapping is the costly part)
+        ci_low: float | None
+        ci_high: float | None
         if interval is not None:  # computed by bootstrap_mean_intervals together with the other metrics
             ci_low, ci_high = interval
         elif resamples:

@@ -85,7 +85,7 @@ class Alignment:
         # Counted on the code points rapidfuzz compared (a cluster's placeholder stands for it), then each distinct
         # pair is decoded once: indexing a ClusterSequence per operation would cost a Python call each time.
         ref, hyp = _codes(self.reference), _codes(self.hypothesis)
-        counts = Counter(
+        counts: Counter[AlignedPair] = Counter(
             (ref[i], hyp[j]) if tag == "replace" else (ref[i], None) if tag == "delete" else (None, hyp[j])
             for tag, i, j in self.editops
         )

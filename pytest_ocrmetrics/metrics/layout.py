@@ -27,7 +27,7 @@ specification's "lowercase, remove punctuation, trim whitespace") and split on w
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -494,11 +494,12 @@ def layout_scores(
     wanted = [name for name in _WORD_METRICS if name in names]
     if wanted:
         ref, hyp, profile_name = _both_words(reference, hypothesis, normalize)
-        make = {"set": lambda: _set_overlap(ref, hyp, profile_name),
-                "sequence": lambda: _sequence_accuracy(ref, hyp, profile_name),
-                "lcs": lambda: _lcs_ratio(ref, hyp, profile_name),
-                "bigram": lambda: _ngram_overlap(ref, hyp, 2, profile_name),
-                "trigram": lambda: _ngram_overlap(ref, hyp, 3, profile_name)}
+        make: dict[str, Callable[[], Any]] = {
+            "set": lambda: _set_overlap(ref, hyp, profile_name),
+            "sequence": lambda: _sequence_accuracy(ref, hyp, profile_name),
+            "lcs": lambda: _lcs_ratio(ref, hyp, profile_name),
+            "bigram": lambda: _ngram_overlap(ref, hyp, 2, profile_name),
+            "trigram": lambda: _ngram_overlap(ref, hyp, 3, profile_name)}
         results: dict[str, Any] = {}
         for name in wanted:
             kind, attribute = _WORD_METRICS[name]

@@ -40,7 +40,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Union
+from typing import Any, Union, cast
 
 __all__ = ["NormalizationProfile", "get_profile", "strip_punctuation", "PRESETS", "STEPS", "ProfileLike"]
 
@@ -145,7 +145,7 @@ def strip_punctuation(text: str, replacement: str = "") -> str:
     >>> strip_punctuation("¿Qué? «Sí», 12.50 $"), strip_punctuation("NO.53,JALAN", " ")
     ('Qué Sí 1250 $', 'NO 53 JALAN')
     """
-    return _punctuation_runs().sub(replacement, text)
+    return cast(str, _punctuation_runs().sub(replacement, text))
 
 
 @dataclass(frozen=True)

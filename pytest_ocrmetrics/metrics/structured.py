@@ -347,10 +347,10 @@ class _RequiredWalker:
         schema = self.resolve(schema)
         if not isinstance(schema, Mapping):
             return
-        key = (id(schema), id(instance))
-        if key in chain:  # the same schema on the same value again (a recursive schema under a missing value, a
+        visit = (id(schema), id(instance))
+        if visit in chain:  # the same schema on the same value again (a recursive schema under a missing value, a
             return        # $ref/allOf loop that descends into nothing): stop
-        chain = chain | {key}
+        chain = chain | {visit}
         for sub in schema.get("allOf", ()):
             self.walk(sub, instance, path, chain)
         properties = schema.get("properties", {})

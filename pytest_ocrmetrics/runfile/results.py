@@ -231,7 +231,7 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
 
 
 # metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)
-_MICRO_COUNTS: dict[str, tuple[str, ...]] = {}
+_MICRO_COUNTS: dict[str, tuple[str | None, ...]] = {}
 
 
 def _merge(records: list[tuple[dict[str, Any], str]]) -> dict[str, Any]:
@@ -391,8 +391,8 @@ class RunResults:
             for rec, values in documents._summary_records():
                 _group(groups, (rec["engine"], rec["dataset"])).add(rec, values)
         else:
-            for rec in documents:
-                _group(groups, (rec["engine"], rec["dataset"])).add(rec)
+            for document in documents:
+                _group(groups, (document["engine"], document["dataset"])).add(document)
         return [self._row(engine, dataset, group, resamples) for (engine, dataset), group in groups.items()]
 
     def summary_by_tag(self, documents: Iterable[Mapping[str, Any]] | None = None, *,
@@ -530,6 +530,6 @@ def add_to_accumulators(accumulators: dict[str, MetricAccumulator], record: Mapp
         acc = _accumulator(accumulators, name)
         if spec is not None and spec.aggregation == "micro" and name in counts:
             c = counts[name]
-            acc.add(value, c.get(spec.numerator), c.get(spec.denominator))  # type: ignore[arg-type]
+            acc.add(value, c.get(spec.numerator), c.get(spec.denominator))
         else:
             acc.add(value)

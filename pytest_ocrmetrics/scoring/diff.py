@@ -44,7 +44,7 @@ from __future__ import annotations
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
-from typing import Sequence
+from typing import Sequence, cast
 
 import regex
 from rapidfuzz.distance import Levenshtein
@@ -187,7 +187,7 @@ def _align(a: str, b: str) -> tuple[list[_Block], bool]:
             ops = Levenshtein.opcodes(mid_a[:FIRST_DIFFERENCE_SPAN], mid_b[:FIRST_DIFFERENCE_SPAN])
             truncated = True
     blocks: list[_Block] = [("equal", 0, p, 0, p)] if p else []
-    blocks += [(tag, i1 + p, i2 + p, j1 + p, j2 + p) for tag, i1, i2, j1, j2 in ops.as_list()]
+    blocks += [(tag, i1 + p, i2 + p, j1 + p, j2 + p) for tag, i1, i2, j1, j2 in cast("list[_Block]", ops.as_list())]
     if s and not truncated:
         blocks.append(("equal", n - s, n, m - s, m))
     return blocks, truncated

@@ -271,7 +271,7 @@ def _answer_in_text(accepted: Any, text: str) -> str:
     """The span of ``text`` holding an accepted answer (one, or a list of them): the first that matches an answer
     exactly (case aside), else the first located, else empty."""
     answers = [accepted] if isinstance(accepted, str) else [str(answer) for answer in accepted or ()]
-    spans = [fields_from_text({"answer": answer}, text, ignore_case=True, join_lines=True)["answer"]
+    spans: list[str | None] = [fields_from_text({"answer": answer}, text, ignore_case=True, join_lines=True)["answer"]
              for answer in answers]
     matching = [span for span, answer in zip(spans, answers)
                 if span is not None and span.strip().lower() == answer.strip().lower()]

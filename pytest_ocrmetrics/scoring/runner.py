@@ -11,7 +11,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, load_dataset
@@ -20,6 +20,9 @@ from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, Engin
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
 from pytest_ocrmetrics.engines.repeats import OcrRepeatsWarning, RepeatingEngine, not_repeated_message
 from pytest_ocrmetrics.scoring.document import ScoringOptions, check_output_length
+
+if TYPE_CHECKING:  # imported lazily at run time (start_prefetch)
+    from pytest_ocrmetrics.engines.prefetch import Prefetcher
 
 __all__ = ["OcrRunner", "EngineChoice", "OcrCase", "DocumentUnreadable", "EngineCreationError"]
 
@@ -153,7 +156,7 @@ class OcrRunner:
         self._instances: dict[str, OcrEngine | _CreationFailure] = {}
         self._identity_sent: set[str] = set()
         self.cache = cache
-        self._prefetchers: dict[tuple[str, Path], Any] = {}
+        self._prefetchers: dict[tuple[str, Path], Prefetcher] = {}
         self._no_prefetch: dict[str, bool] = {}  # engine labels that get no pool (in-process, or not created)
         self._cancelled = False
 

@@ -138,7 +138,8 @@ def is_loopback(host: str) -> bool:
 
 
 def _asset(name: str) -> str:
-    return resources.files("pytest_ocrmetrics.evaluator.serve").joinpath("static", name).read_text(encoding="utf-8")
+    static = resources.files("pytest_ocrmetrics.evaluator.serve").joinpath("static")
+    return static.joinpath(name).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -203,8 +204,8 @@ class EvaluatorServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        shown = f"[{host}]" if ":" in str(host) else str(host)
+        host, port = str(self.server_address[0]), self.server_address[1]  # an IP socket's: the host is text
+        shown = f"[{host}]" if ":" in host else host
         if shown in ("0.0.0.0", "[::]"):
             shown = "127.0.0.1" if shown == "0.0.0.0" else "[::1]"
         return f"http://{shown}:{port}/"

@@ -81,7 +81,7 @@ def _edit_matrix(rows: list[str], cols: list[str]) -> np.ndarray:
     distances = cdist(rows, cols, scorer=Levenshtein.distance, dtype=np.int64, workers=1)
     longest = np.maximum.outer(np.array([len(r) for r in rows]), np.array([len(c) for c in cols]))
     with np.errstate(invalid="ignore", divide="ignore"):
-        matrix = distances / longest
+        matrix: np.ndarray = distances / longest
     matrix[longest == 0] = 0.0
     return matrix
 

@@ -12,6 +12,7 @@ import html
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Callable
 
 # a `$...$` or `\(...\)` span on one line: the benchmark's inline-formula pattern
 INLINE_FORMULA = re.compile(r"\$(.*?)\$|\\\((.*?)\\\)")
@@ -32,10 +33,11 @@ _FORMULA_DROPS = tuple(re.compile(p) for p in (
 
 
 @lru_cache(maxsize=1)
-def _latex_to_text():  # pylatexenc is imported on first use: `import pytest_ocrmetrics` stays light
+def _latex_to_text() -> Callable[[str], str]:  # pylatexenc on first use: `import pytest_ocrmetrics` stays light
     from pylatexenc.latex2text import LatexNodes2Text  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    return LatexNodes2Text().latex_to_text
+    to_text: Callable[[str], str] = LatexNodes2Text().latex_to_text
+    return to_text
 
 
 @lru_cache(maxsize=4096)

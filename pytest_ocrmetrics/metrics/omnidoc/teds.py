@@ -36,10 +36,10 @@ class _Node:
         self.children: list[_Node] = []
 
 
-def _config():  # apted is imported on first use
+def _config() -> Any:  # apted is imported on first use; an apted Config (apted is untyped)
     from apted import Config  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    class _CellConfig(Config):
+    class _CellConfig(Config):  # type: ignore[misc]  # Config is Any: apted has no type hints
         def rename(self, node1: _Node, node2: _Node) -> float:
             if node1.tag != node2.tag or node1.colspan != node2.colspan or node1.rowspan != node2.rowspan:
                 return 1.0
