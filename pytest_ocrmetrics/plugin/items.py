@@ -219,7 +219,7 @@ class OcrDocumentItem(pytest.Item):
             state.collection.last_page = last._replace(score=score)
         return score
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, (AssertionError, EngineError, FileNotFoundError)):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
@@ -306,7 +306,7 @@ def add_dataset_items(session: pytest.Session, config: pytest.Config, items: lis
         report = session.ihook.pytest_make_collect_report(collector=collector)
         report.__dict__.pop("call", None)  # as pytest's collect_one_node does: CallInfo cannot travel to xdist
         if report.failed:  # rides on the report to the controller, which lists it in the run file
-            report.ocr_collection_error = {"dataset": str(path), "message": _collect_message(report)}  # type: ignore[attr-defined]
+            report.ocr_collection_error = {"dataset": str(path), "message": _collect_message(report)}
         session.ihook.pytest_collectreport(report=report)
         if report.failed and not session.shouldfail:
             # one broken dataset must not cost the others their run: pytest stops the session on any collection

@@ -5,7 +5,7 @@ properties, and the cleaning of what an xdist worker sends."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -83,15 +83,16 @@ def add_record(item: pytest.Item, report: Any) -> Any:
     if not item_state.recorded and (when == "call" or last_chance):
         state = plugin_state(item.config)
         sent = _envelope(item, state, item_state)
-        record: DocumentRecord = sent["record"]  # type: ignore[assignment]
+        record = cast(DocumentRecord, sent["record"])
         item_state.recorded = True
-        report.ocr_envelope = sent  # type: ignore[attr-defined]
+        report.ocr_envelope = sent
         # the same text with and without xdist (whose workers must send UTF-8): lone surrogates become U+FFFD here
-        properties = [(f"ocr.{key}", clean_text(str(record[field]))[0])
-                      for key, field in (("engine", "engine"), ("dataset", "dataset"), ("document", "id"))]
+        properties = [(f"ocr.{key}", clean_text(str(value))[0])
+                      for key, value in (("engine", record["engine"]), ("dataset", record["dataset"]),
+                                         ("document", record["id"]))]
         wanted = state.run_config.junit_metrics
         if wanted is not None:  # --ocr-junit-properties=default: the metrics that matter, and what this test checked
-            wanted = wanted | {check.get("metric") for check in record["checks"]}
+            wanted = wanted | {str(check.get("metric")) for check in record["checks"]}
         properties += [(f"ocr.{name}", _property_value(value)) for name, value in record["metrics"].items()
                        if wanted is None or name in wanted]
         if record.get("cached"):

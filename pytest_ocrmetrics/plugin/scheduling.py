@@ -5,13 +5,16 @@ collector's full passes."""
 from __future__ import annotations
 
 import gc
-from typing import Any, Generator
+from typing import TYPE_CHECKING, Any, Generator, cast
 
 import pytest
 
 from pytest_ocrmetrics.plugin.items import case_of
 from pytest_ocrmetrics.plugin.keys import plugin_state
 from pytest_ocrmetrics.plugin.state import PluginState
+
+if TYPE_CHECKING:
+    from pytest_ocrmetrics.runfile.record import Envelope
 
 GC_FREEZE_EVERY = 1000  # tests between two gc.freeze() calls of a run that froze its collected items
 
@@ -76,7 +79,7 @@ class XdistHooks:
         output = getattr(node, "workeroutput", None) or {}
         for record in output.get("ocrmetrics_crashed") or ():  # envelopes (runfile.record.Envelope)
             if isinstance(record, dict) and isinstance(record.get("nodeid"), str):
-                self.state.outcome.crash_records.setdefault(record["nodeid"], record)
+                self.state.outcome.crash_records.setdefault(record["nodeid"], cast("Envelope", record))
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """``--dist load`` (the default with ``-n``) that keeps twice ``--ocr-concurrency`` tests queued on each worker

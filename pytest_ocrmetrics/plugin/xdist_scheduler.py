@@ -30,7 +30,7 @@ def prefetching_load_scheduler(config: Any, log: Any, minimum: int) -> Any:
     if not all(callable(getattr(LoadScheduling, name, None)) for name in ("check_schedule", "_send_tests")):
         return None  # pragma: no cover - a future xdist
 
-    class PrefetchingLoadScheduling(LoadScheduling):  # type: ignore[misc, valid-type]
+    class PrefetchingLoadScheduling(LoadScheduling):
         def check_schedule(self, node: Any, duration: float = 0) -> None:
             pending_here = self.node2pending.get(node)
             if not node.shutting_down and self.pending and pending_here is not None and len(pending_here) < minimum:
