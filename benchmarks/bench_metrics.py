@@ -1,6 +1,7 @@
 """Time the full per-document text metric set against the reference approach and the rapidfuzz floor.
 
-Run: ``python benchmarks/bench_metrics.py`` (needs jiwer, the reference: ``pip install -e ".[test]"``; ``--quick`` for a fast, noisier run; ``--skip-real`` for the synthetic
+Run: ``python benchmarks/bench_metrics.py`` (needs jiwer, the reference: ``pip install -e ".[test]"``; ``--quick`` for
+a fast, noisier run; ``--skip-real`` for the synthetic
 tables only).
 
 **Real engine output** (first tables): Tesseract (the project's ``tesseract`` engine, ``eng``) is run once on the

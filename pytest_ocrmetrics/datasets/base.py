@@ -529,7 +529,7 @@ def _check_thresholds(value: Any, where: str) -> dict[str, float]:
             raise DatasetError(f"{where}: threshold {metric!r} must be a finite number, got {json.dumps(limit)}.")
         written = f"{json.dumps(metric)}: {json.dumps(limit)}"
         try:
-            thresholds[str(metric)] = parse_limit(metric, limit, lambda v: f"{json.dumps(metric)}: {_json_limit(v)}",
+            thresholds[str(metric)] = parse_limit(metric, limit, lambda v: f"{json.dumps(metric)}: {_json_limit(v)}",  # noqa: B023
                                                   where=f"{where}: thresholds", typed=f"{where}: thresholds: {written}")
         except LimitError as exc:
             raise DatasetError(f"{exc}.") from None

@@ -274,7 +274,8 @@ class TesseractEngine:
         # the binary as a private copy: exactly the bytes the output cache hashed, not re-encoded
         image_bytes = read_image(document)
         image = document.image_path or Path(document.id)
-        with image_temp_file(image_bytes, suffix=image.suffix, directory=self.temp_dir, prefix="image-") as copy, self._pytesseract_call(copy.parent) as pytesseract:
+        with (image_temp_file(image_bytes, suffix=image.suffix, directory=self.temp_dir, prefix="image-") as copy,
+              self._pytesseract_call(copy.parent) as pytesseract):
             start = time.perf_counter()
             try:
                 data = parse_tsv(pytesseract.image_to_data(

@@ -49,7 +49,8 @@ empty prediction                                   evaluated (ed=len(gt))   DEBU
 =================================================  =======================  =========
 
 A confidence of None (an engine that gives none) is never filtered; one that is not a number in [0, 1] (NaN,
-negative, above 1) is an unusable result, and so is None from ``image_loader``. Blank lines are not samples. The ground truth is everything after the
+negative, above 1) is an unusable result, and so is None from ``image_loader``. Blank lines are not samples. The
+ground truth is everything after the
 first tab, verbatim but for a trailing ``\\r``, as :mod:`pytest_ocrmetrics.datasets.label_file` reads it. Image paths
 are relative to ``dataset_base_path`` or absolute; each line is one sample, in file order (a duplicated image is
 evaluated twice). Progress is logged at INFO every 50 lines as ``处理进度: {current}/{total} ({percentage}%)``.

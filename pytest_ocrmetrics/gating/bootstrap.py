@@ -133,7 +133,7 @@ def _pure_deltas(series: Sequence[MetricSeries], differences: Mapping[str, list[
     deltas: dict[str, list[float]] = {s.metric: [] for s in series}
     for _ in range(resamples):
         idx = _draw(rng, n_docs)
-        pick = operator.itemgetter(*idx) if n_docs > 1 else (lambda seq: (seq[idx[0]],))
+        pick = operator.itemgetter(*idx) if n_docs > 1 else (lambda seq: (seq[idx[0]],))  # noqa: B023 - used now
         for s in series:
             diff = differences.get(s.metric)
             if diff is not None:

@@ -118,8 +118,9 @@ def unevaluated_sentences(run: Mapping[str, Any], requested: bool = False) -> li
     ...                     "skipped": 2}],
     ...        "documents": [{"engine": "tesseract", "dataset": "receipts", "outcome": "skipped",
     ...                       "message": "engine 'tesseract' is not available: no binary"}]}
-    >>> unevaluated_sentences(run, requested=True)
-    ["tesseract / receipts: none of its 2 documents was evaluated (2 skipped: engine 'tesseract' is not available: no binary), so nothing was checked there"]
+    >>> print(unevaluated_sentences(run, requested=True)[0])  # doctest: +NORMALIZE_WHITESPACE
+    tesseract / receipts: none of its 2 documents was evaluated (2 skipped: engine 'tesseract' is not available:
+    no binary), so nothing was checked there
     """
     empty = unevaluated_rows(run)
     if not empty:

@@ -16,7 +16,8 @@ import difflib
 from dataclasses import dataclass
 from typing import Iterable, Literal
 
-__all__ = ["MetricSpec", "METRICS", "METRIC_DEFINITIONS", "get_metric", "unknown_metric_message", "closest_metric", "metric_names", "in_registry_order", "is_better", "regression"]
+__all__ = ["MetricSpec", "METRICS", "METRIC_DEFINITIONS", "get_metric", "unknown_metric_message", "closest_metric",
+           "metric_names", "in_registry_order", "is_better", "regression"]
 
 Direction = Literal["lower", "higher"]
 

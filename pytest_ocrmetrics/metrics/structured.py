@@ -448,7 +448,8 @@ def json_validity(output: str | dict[str, Any] | list[Any], schema: Mapping[str,
     ``output`` is the model's raw text: plain JSON, JSON in a Markdown fence (``from_fence`` is then True), or JSON
     with prose around it (see :func:`parse_json_output`). An already-parsed dict or list is accepted as is.
     With a schema (any draft jsonschema knows; ``$schema`` picks it, default the latest), every validation error is
-    reported (``jsonschema``'s ``iter_errors``), sorted by path (keys by name, array indices numerically). An invalid schema raises ``ValueError``.
+    reported (``jsonschema``'s ``iter_errors``), sorted by path (keys by name, array indices numerically). An invalid
+    schema raises ``ValueError``.
     A schema that cannot be applied raises :class:`SchemaCheckError` (a ``ValueError``) with one sentence: a ``$ref``
     that loops without descending into the output (``{"$ref": "#"}``), an unresolvable ``$ref``, a ``pattern`` whose
     match ran past :data:`PATTERN_TIMEOUT_S` seconds (catastrophic backtracking, ``^(a+)+$``).

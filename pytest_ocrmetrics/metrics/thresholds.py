@@ -68,9 +68,11 @@ def parse_limit(metric: str, written: object, spell: Callable[[str], str], *, wh
     ...
     pytest_ocrmetrics.metrics.thresholds.LimitError: --ocr-max=cer:5 reads as 500 %; write cer:0.05 for 5 % (or cer:500% if you mean it)
     >>> parse_limit("field_f1", 90, lambda v: f"field_f1:{v}", where="--ocr-min 'field_f1:90'")
+    ... # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    pytest_ocrmetrics.metrics.thresholds.LimitError: --ocr-min 'field_f1:90': field_f1 is a fraction between 0 and 1; write field_f1:0.9 for 90 %
+    pytest_ocrmetrics.metrics.thresholds.LimitError: --ocr-min 'field_f1:90': field_f1 is a fraction between 0 and 1;
+    write field_f1:0.9 for 90 %
     """
     spec = METRICS.get(metric)
     if spec is None:

@@ -160,7 +160,7 @@ def marker_limits(node: pytest.Item | pytest.Function, where: str) -> dict[str, 
             if name not in METRICS:
                 raise ValueError(f"{where}: ocr_thresholds({name}=...): {unknown_metric_message(name)}")
             written = f"ocr_thresholds({name}={value!r})"
-            limits[name] = parse_limit(name, value, lambda v: f"ocr_thresholds({name}={_python_limit(v)})",
+            limits[name] = parse_limit(name, value, lambda v: f"ocr_thresholds({name}={_python_limit(v)})",  # noqa: B023
                                        where=f"{where}: {written}")
     return limits
 

@@ -67,7 +67,8 @@ def parse_threshold_items(items: list[str], option: str) -> dict[str, float]:
         # what was typed, as it reads on the command line or in the ini file
         typed = f"{spelled}={item}" if spelled.startswith("-") else f"{spelled} = {item}"
         try:
-            result[name] = parse_limit(name, value, lambda v: f"{name}:{v}", where=f"{option} {item!r}", typed=typed)
+            result[name] = parse_limit(name, value, lambda v: f"{name}:{v}",  # noqa: B023 - called in this iteration
+                                       where=f"{option} {item!r}", typed=typed)
         except LimitError as exc:
             raise pytest.UsageError(str(exc)) from None
     return result

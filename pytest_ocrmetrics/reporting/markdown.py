@@ -4,7 +4,8 @@ Sections: a verdict heading and line (passed, failed or interrupted, with the fa
 gates and regressions counted), the engine x dataset table with micro values (and deltas against the baseline),
 gate results, the baseline comparison (gated aggregates with their bootstrap interval, regressed / new / missing
 documents, improvements in a collapsed block), the datasets that could not be loaded, the ground-truth entries
-skipped while loading and the worst documents. Every piece of text from the run is escaped for GitHub-flavoured Markdown, so an id like ``*x*|<b>``
+skipped while loading and the worst documents. Every piece of text from the run is escaped for GitHub-flavoured
+Markdown, so an id like ``*x*|<b>``
 shows as written and cannot break the table; control characters show as marks (``␀``, ``␛``, ``⟨RLO⟩``:
 :mod:`~pytest_ocrmetrics.core.safe_text`).
 

@@ -51,11 +51,12 @@ def omnidoc_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per engine × dataset whose pages have OmniDocBench scores: the benchmark's leaderboard numbers (the
     mean over the pages that have the element) and on how many pages each was measured; empty when no row has them.
 
-    >>> omnidoc_lines([{"engine": "e", "dataset": "d", "evaluated": 3, "metrics": {
+    >>> print(omnidoc_lines([{"engine": "e", "dataset": "d", "evaluated": 3, "metrics": {
     ...     "text_block_edit": {"mean": 0.1234, "n": 3}, "reading_order_edit": {"mean": 0.05, "n": 3},
     ...     "table_teds": {"mean": 0.9, "n": 1}, "table_teds_s": {"mean": 0.95, "n": 1},
-    ...     "table_edit": {"mean": 0.2, "n": 1}}}])[0]
-    'OmniDocBench e / d: text edit 0.123 (3 pages); reading order edit 0.050 (3); table TEDS 90.0%, TEDS-S 95.0%, edit 0.200 (1 page with tables); formula edit - (no page with display formulas); 3 pages evaluated'
+    ...     "table_edit": {"mean": 0.2, "n": 1}}}])[0])  # doctest: +NORMALIZE_WHITESPACE
+    OmniDocBench e / d: text edit 0.123 (3 pages); reading order edit 0.050 (3); table TEDS 90.0%, TEDS-S 95.0%,
+    edit 0.200 (1 page with tables); formula edit - (no page with display formulas); 3 pages evaluated
     """
     lines = []
     for row in rows:

@@ -49,9 +49,11 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Run:
     ...        "environment": {"engines": {}}, "normalization": {"name": "nfc", "unit": "grapheme",
     ...        "tokenizer": "whitespace"}, "shard": {"index": 1, "count": 2}}
     >>> merge_runs([("one.json", run), ("two.json", {**run, "shard": {"index": 2, "count": 2}})])
+    ... # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    pytest_ocrmetrics.runfile.merge.MergeError: document 'a.png' (e / d) is in both one.json and two.json: a document belongs to one shard only; merge the run files of one sharded run, each once
+    pytest_ocrmetrics.runfile.merge.MergeError: document 'a.png' (e / d) is in both one.json and two.json: a document
+    belongs to one shard only; merge the run files of one sharded run, each once
     """
     if not runs:
         raise MergeError("no run files to merge; give the run file of every shard")
@@ -241,6 +243,7 @@ def _check_shards(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
     missing = [index for index in range(1, count + 1) if index not in seen]
     if missing:
         names = ", ".join(f"{index}/{count}" for index in missing)
+        given = ", ".join(f"{seen[i]} ({i}/{count})" for i in sorted(seen))
         raise MergeError(f"{'shard' if len(missing) == 1 else 'shards'} {names} "
-                         f"{'is' if len(missing) == 1 else 'are'} missing (given: {', '.join(f'{seen[i]} ({i}/{count})' for i in sorted(seen))}"
+                         f"{'is' if len(missing) == 1 else 'are'} missing (given: {given}"
                          f"); give the run file of every shard, an empty shard writes one too")

@@ -1,6 +1,7 @@
 """JSON run files (``pytest --ocr-json=PATH``): read, validate, and index their documents across runs.
 
-A run file is checked against its JSON Schema (``runfile/run_schema.json``, :mod:`pytest_ocrmetrics.runfile.record`) and for non-finite numbers: ``json`` reads ``NaN``,
+A run file is checked against its JSON Schema (``runfile/run_schema.json``, :mod:`pytest_ocrmetrics.runfile.record`)
+and for non-finite numbers: ``json`` reads ``NaN``,
 ``Infinity`` and ``1e999`` without complaint, but a baseline holding them would compare as nothing at all.
 """
 

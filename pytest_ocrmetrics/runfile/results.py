@@ -77,7 +77,7 @@ class _Spool:
         """Write one record's JSON text; returns where it lies."""
         data = text.encode("utf-8")
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="ocrmetrics-records-")
+            self._file = tempfile.TemporaryFile(prefix="ocrmetrics-records-")  # noqa: SIM115 - kept open, closed by close()
         if not self._at_end:
             self._file.seek(self._end)
             self._at_end = True

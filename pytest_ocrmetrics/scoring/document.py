@@ -238,7 +238,8 @@ def task_prediction(task: Mapping[str, Any], output: OcrOutput, *, field_compare
     The specification scores a task on a predicted dict (the fields, ``{"answer": ...}``, ``{"class": ...}``).
     An engine with structured output (``output.fields``) supplies it: its fields for ``extraction``, its
     ``"answer"`` for ``qa``, its ``"class"`` for ``classification`` (source ``"engine"``). Otherwise (a text-only
-    engine, or fields without ``"answer"``) the text is read like fields are (:func:`fields_from_text`, source ``"located in text"``): each reference field,
+    engine, or fields without ``"answer"``) the text is read like fields are (:func:`fields_from_text`, source
+    ``"located in text"``): each reference field,
     or each accepted answer, is located in the text, case-insensitively, so a qa answer succeeds when it is written
     in the text. A class is a decision no text makes: without ``output.fields["class"]`` the task gets no class
     (source ``"none"``) and fails.

@@ -215,7 +215,7 @@ class _QuietServer(ThreadingHTTPServer):
         return None
 
 
-def _handler_for(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:
+def _handler_for(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:  # noqa: C901 - one fake server, every fault in one place
     class Handler(BaseHTTPRequestHandler):
         server_version = "FakeChat/1"
 

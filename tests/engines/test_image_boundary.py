@@ -118,8 +118,8 @@ def test_a_damaged_image_is_described_not_shown_as_an_in_memory_buffer(tmp_path:
 
         Image.open(io.BytesIO(data))
     except UnidentifiedImageError as exc:
-        assert "BytesIO" in str(exc)  # what Pillow says
-        assert image_decode_problem(exc, data) == (
+        assert "BytesIO" in str(exc)  # noqa: PT017 - what Pillow says, then what we make of it
+        assert image_decode_problem(exc, data) == (  # noqa: PT017
             "it starts like a PNG file but cannot be decoded (damaged, or a variant the decoder does not support)"
         )
     assert image_decode_problem(OSError("image file is truncated"), data) == "OSError: image file is truncated"

@@ -110,7 +110,7 @@ def test_scatter_highlights_regressions_and_marks_the_worse_side() -> None:
     assert circles["pt worse"].startswith("worse: 10.00% \u2192 40.00% (+30.00 pp, regression)")
     assert circles["pt better"].startswith("better:") and circles["pt"].startswith("same:")
     zone = next(root.iter(f"{SVG}polygon"))
-    diagonal = next(l for l in root.iter(f"{SVG}line") if l.get("class") == "diagonal")
+    diagonal = next(line for line in root.iter(f"{SVG}line") if line.get("class") == "diagonal")
     x0, y0 = float(diagonal.get("x1") or 0), float(diagonal.get("y1") or 0)
     x1, y1 = float(diagonal.get("x2") or 0), float(diagonal.get("y2") or 0)
     # lower is better: the shaded corner is top left (this run above the baseline); higher is better: bottom right

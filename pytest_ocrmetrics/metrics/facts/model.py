@@ -461,6 +461,17 @@ def _span_excerpt(text: str, first: tuple[int, int], second: tuple[int, int]) ->
     return left.rstrip("…") + " … " + right.lstrip("…")
 
 
+
+def _relations(table: Any) -> list[tuple[str, Callable[[tuple[int, int]], Iterable[tuple[int, int]]]]]:
+    """The table's relations of a cell, by name: up, down, left, right and the two headings."""
+    return [
+        ("up", lambda rc: table.up_relations[rc]), ("down", lambda rc: table.down_relations[rc]),
+        ("left", lambda rc: table.left_relations[rc]), ("right", lambda rc: table.right_relations[rc]),
+        ("left_heading", lambda rc: table.left_heading_relations(*rc)),
+        ("top_heading", lambda rc: table.top_heading_relations(*rc)),
+    ]
+
+
 def _table(fact: Fact, text: str) -> FactVerdict:
     from rapidfuzz import fuzz
 
@@ -481,12 +492,7 @@ def _table(fact: Fact, text: str) -> FactVerdict:
             top = max(ratios, key=lambda pos: ratios[pos])
             if ratios[top] > closest:
                 closest, closest_region = ratios[top], _cell_region(cells, top)
-        relations: list[tuple[str, Callable[[tuple[int, int]], Iterable[tuple[int, int]]]]] = [
-            ("up", lambda rc: table.up_relations[rc]), ("down", lambda rc: table.down_relations[rc]),
-            ("left", lambda rc: table.left_relations[rc]), ("right", lambda rc: table.right_relations[rc]),
-            ("left_heading", lambda rc: table.left_heading_relations(*rc)),
-            ("top_heading", lambda rc: table.top_heading_relations(*rc)),
-        ]
+        relations = _relations(table)
         for position in matches:
             current: list[str] = []
             for key, related in relations:

@@ -81,7 +81,8 @@ def comparison_section(comparison: Comparison) -> str:
                      f'id="baseline-table"><thead><tr>{head}</tr></thead><tbody>{aggregate_rows(gated)}</tbody>'
                      f'</table></div>')
     if ungated:
-        parts.append(f'<details{"" if gated else " open"}><summary><b>{len(ungated)} aggregate{"s" if len(ungated) != 1 else ""} without a tolerance'
+        plural = "s" if len(ungated) != 1 else ""
+        parts.append(f'<details{"" if gated else " open"}><summary><b>{len(ungated)} aggregate{plural} without a tolerance'
                      f'</b> (shown for information, never fail)</summary><div class="scroll"><table class="data sortable" '
                      f'id="baseline-ungated-table"><thead><tr>{head}</tr></thead><tbody>{aggregate_rows(ungated)}'
                      f'</tbody></table></div></details>')
