@@ -30,7 +30,12 @@ import pytest
 from pytest_ocrmetrics import hookspecs
 from pytest_ocrmetrics.options import add_options
 from pytest_ocrmetrics.plugin.checks import OcrTruncatedWarning, check_test_function, fail_broken_dataset
-from pytest_ocrmetrics.plugin.configure import JUNIT_DEFAULT_METRICS, _output_cache, configure_run
+from pytest_ocrmetrics.plugin.configure import (
+    JUNIT_DEFAULT_METRICS,
+    _output_cache,
+    configure_run,
+    use_result_cache,
+)
 from pytest_ocrmetrics.plugin.fixtures import _ocr_case, ocr_document, ocr_engine, ocr_output, ocr_score
 from pytest_ocrmetrics.plugin.items import (OcrDatasetCollector, OcrDocumentItem, OcrFactItem, OcrFactItemsWarning,
                                             add_dataset_items, generate_tests, ignored_by_collection)
@@ -119,6 +124,7 @@ def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Generat
 def pytest_sessionstart(session: pytest.Session) -> None:
     state = session.config.stash[STATE]
     state.runner.cache = _output_cache(session.config, state.settings)
+    use_result_cache(state.runner.cache, state.settings)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -146,3 +152,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if state is not None:
         state.results.close()
         state.run = None
+        from pytest_ocrmetrics.metrics.result_cache import use_folder
+
+        use_folder(None)  # a later session in this process (pytester) sets its own

@@ -245,3 +245,12 @@ def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:
             return None
         directory = cache.mkdir("ocrmetrics") / "outputs"
     return OutputCache(directory, refresh=settings.refresh_cache)
+
+
+def use_result_cache(cache: Any, settings: OcrSettings) -> None:
+    """Keep results of metric code that are costly and never change (the math facts' equation layouts: a browser)
+    next to the engine outputs, so a second run recomputes none; in memory only without an output cache
+    (``--ocr-no-cache``, no cache provider). Imports nothing heavy: the metric code looks the folder up when used."""
+    from pytest_ocrmetrics.metrics.result_cache import use_folder
+
+    use_folder(None if cache is None else cache.directory, refresh=settings.refresh_cache)
