@@ -133,7 +133,8 @@ def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, 
         pass  # the first run: nothing to compare with; the session end creates the file
     elif settings.baseline is not None:
         try:
-            baseline = Baseline.load(settings.baseline)  # NaN or infinity inside is refused, naming the document
+            # NaN or infinity inside is refused, naming the document; the full schema with --ocr-validate-baseline
+            baseline = Baseline.load(settings.baseline, schema=settings.validate_baseline)
         except RunFileError as exc:
             first_run = "" if settings.baseline.exists() else (
                 "; for the first run, pass --ocr-baseline-update to create it from this run")
