@@ -5,7 +5,9 @@ with Tesseract's outputs, cycled to ``--documents``): made once with the plugin 
 kept (``--run`` reuses a run file). Its documents are split into ``--shards`` shard files exactly as
 ``--ocr-shard=K/N`` splits them (``sharding.shard_index``), each a run file with its ``shard`` entry.
 
-Each round times, interleaved (so a noisy neighbour slows all alike), in this process:
+Each round times, interleaved (so a noisy neighbour slows all alike), in this process, in CPU time of the process
+(``time.process_time``: the work runs in one thread, and CPU time is much steadier than wall time on a shared
+machine):
 
 - **report writing**: what the plugin does at the end of the unsharded session to write its run file (the
   documents already added to a ``RunResults``, untimed): ``to_run`` (summary with bootstrap intervals, facts),
@@ -105,9 +107,11 @@ def command(*args: str) -> Callable[[], None]:
 
 
 def timed(function: Callable[[], None]) -> float:
-    start = time.perf_counter()
+    """CPU seconds of this process (all the work is in this thread: a machine shared with other work disturbs CPU time
+    much less than wall time)."""
+    start = time.process_time()
     function()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def main() -> None:
@@ -153,7 +157,7 @@ def main() -> None:
     writing = times["report writing"]
     print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {len(run['documents']):,} documents of the "
-          f"real-output suite in {options.shards} shard files ({size:.0f} MB); in-process wall times, median of "
+          f"real-output suite in {options.shards} shard files ({size:.0f} MB); in-process CPU times, median of "
           f"{options.repeat} interleaved rounds ({options.validate_rounds} with --validate)")
     print()
     print("| step | median (s) | / report writing | spread of the rounds' ratios | target |")
