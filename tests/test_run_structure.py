@@ -11,11 +11,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.cli import main
 from pytest_ocrmetrics.gating import runfile
-from pytest_ocrmetrics.gating.runfile import RunFileError, check_run_structure, load_run, validate_run
+from pytest_ocrmetrics.gating.runfile import (
+    RunFileError,
+    check_run_structure,
+    load_run,
+    validate_run,
+)
 from pytest_ocrmetrics.sharding import shard_index
 from tests.plugin.conftest import make_dataset
 
@@ -254,8 +259,8 @@ def test_the_plugin_checks_the_baselines_schema_on_request(pytester: pytest.Pyte
     else:
         result = pytester.runpytest(*args, "--ocr-validate-baseline")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--ocr-baseline: baseline run file *base.json' is not a pytest-ocrmetrics run file: "
-                                 "at documents/0/confusions/0/2: 'one' is not of type 'integer'*"])
+    result.stderr.fnmatch_lines([("*--ocr-baseline: baseline run file *base.json' is not a pytest-ocrmetrics run "
+                                  "file: at documents/0/confusions/0/2: 'one' is not of type 'integer'*")])
     bad = copy.deepcopy(base)
     bad["documents"][0]["confusions"] = []
     bad["documents"][0]["metrics"]["cer"] = "0.1"  # a wrong type where the comparison reads: refused by default

@@ -7,7 +7,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ocrmetrics.reporting.safe_text import REPLACEMENT, _UNENCODABLE, _may_need_cleaning, clean_run, clean_text
+from pytest_ocrmetrics.reporting.safe_text import (
+    _UNENCODABLE,
+    REPLACEMENT,
+    _may_need_cleaning,
+    clean_run,
+    clean_text,
+)
 
 SPECIAL = [0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xD83D, 0xDE00, 0xFDD0, 0xFDEF, 0xFDF0, 0xFFFD, 0xFFFE, 0xFFFF, 0x1FFFE,
            0x1FFFF, 0x10FFFE, 0x10FFFF, 0x1F600, ord("\\"), ord("u"), ord("d"), ord("8"), 0xE9, 0x17F]

@@ -251,21 +251,26 @@ class LayoutCache:
             self._count("misses")
             return None
         except OSError as exc:
-            return self._bad(path, f"cannot be read ({exc})")
+            self._bad(path, f"cannot be read ({exc})")
+            return None
         try:
             mode = os.fstat(descriptor).st_mode
             if not stat.S_ISREG(mode):
-                os.close(descriptor)
-                return self._bad(path, f"is not a regular file (mode {stat.filemode(mode)})")
-            with os.fdopen(descriptor, "rb") as handle:
+                self._bad(path, f"is not a regular file (mode {stat.filemode(mode)})")
+                return None
+            with os.fdopen(descriptor, "rb", closefd=False) as handle:
                 data = handle.read()
         except OSError as exc:
-            return self._bad(path, f"cannot be read ({exc})")
+            self._bad(path, f"cannot be read ({exc})")
+            return None
+        finally:
+            os.close(descriptor)
         try:
             entry = json.loads(data.decode("utf-8"))
             spans = _spans_from_entry(entry, key)
         except (UnicodeDecodeError, ValueError, TypeError, RecursionError) as exc:
-            return self._bad(path, f"is not a layout entry ({type(exc).__name__}: {exc})")
+            self._bad(path, f"is not a layout entry ({type(exc).__name__}: {exc})")
+            return None
         self._count("hits")
         return spans
 
@@ -306,7 +311,6 @@ class LayoutCache:
             self.misses += 1
         warnings.warn(f"math layout cache entry {path} {problem}; ignoring it, the equation is laid out again and "
                       "the entry replaced", MathLayoutCacheWarning, stacklevel=3)
-        return None
 
 
 def _spans_from_entry(entry: Any, key: str) -> tuple[Span, ...]:
