@@ -277,6 +277,8 @@ def _write_reports(args: argparse.Namespace, run: dict[str, Any], comparison: An
     from pytest_ocrmetrics.reporting.files import ReportError, write_reports
     from pytest_ocrmetrics.verdict import Verdict
 
+    if not any(getattr(args, name, None) for name in ("html", "csv", "markdown", "output")):
+        return []  # nothing asked for: not even the run's sanitising pass (compare without reports)
     try:
         written = write_reports(
             run, Verdict(tuple(gates), comparison),
