@@ -1,22 +1,33 @@
 """Plugin overhead and memory: N documents through the replay engine vs a plain parametrized pytest test.
 
-Both runs score the same texts; the plugin run computes the default metric set (with a CER threshold) and writes JUnit
-XML and the JSON run file, the plain run computes CER with rapidfuzz in a hand-written parametrized test and writes
-JUnit XML. For each size, one warm-up run of each, then ``--repeat`` rounds that run plain and plugin back to back
-(interleaved, so a noisy neighbour slows both), each a fresh ``pytest`` subprocess with bytecode caching on
-(``PYTHONDONTWRITEBYTECODE`` removed: otherwise pytest re-parses and assertion-rewrites every plugin module on every
-run, a start-up cost users do not pay). Prints the median wall times and their ratio (target: plugin <= 1.5x plain,
-growing linearly), the median of the interleaved pairs' own ratios (steadier on a busy machine) and the peak
-resident memory of each process (``ru_maxrss`` from ``wait4``; target <= 2x plain).
+Two suites, the real one first:
 
-    python benchmarks/bench_plugin.py [--documents 500 2000 8000 20000] [--repeat 3]
+- **real**: the receipts and pages of ``../shared/data`` (``sroie_receipts`` and ``ocr_pages_lines``) with Tesseract's
+  own outputs (long, high-CER, non-ASCII), cycled to N documents. Tesseract runs once: its outputs are kept in the
+  output cache of ``bench_metrics.py`` (``--cache-dir``), so later runs read them back. Skipped, with a note, when the
+  shared data or Tesseract is missing.
+- **synthetic** (kept for continuity): short random words at about 5 % character noise.
+
+Both runs of a pair score the same texts; the plugin run computes the default metric set (with a CER threshold) and
+writes JUnit XML and the JSON run file, the plain run computes one Levenshtein distance with rapidfuzz in a
+hand-written parametrized test and writes JUnit XML. For each suite and size, one warm-up run of each, then
+``--repeat`` rounds that run plain and plugin back to back (interleaved, so a noisy neighbour slows both), without
+xdist and then under ``-n 2`` on both sides, each a fresh ``pytest`` subprocess with bytecode caching on
+(``PYTHONDONTWRITEBYTECODE`` removed: otherwise pytest re-parses and assertion-rewrites every plugin module on every
+run, a start-up cost users do not pay). Prints, per suite, size and worker count, the median wall times, the median
+of the interleaved pairs' own ratios (steadier on a busy machine) with their spread (lowest-highest pair), and the
+peak resident memory of each process (``ru_maxrss`` from ``wait4``; target <= 2x plain).
+
+    python benchmarks/bench_plugin.py [--suites real synthetic] [--documents 2000 20000] [--workers 0 2] [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import platform
 import random
 import statistics
 import subprocess
@@ -24,13 +35,16 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
 
-from _markdown import docs_requested, write_printed  # --write-docs: the table into docs/performance.md
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _markdown import docs_requested, write_printed  # noqa: E402  (--write-docs: the table into docs/performance.md)
 
+BENCHMARKS = Path(__file__).resolve().parent
 WORDS = ("invoice total amount date customer number street city payment due tax net gross item quantity price "
          "receipt order shipping reference account balance").split()
 
-PLAIN_TEST = '''
+PLAIN_TEST = """
 import json
 from pathlib import Path
 
@@ -47,7 +61,7 @@ def test_document(name):
     hypothesis = (ROOT / "preds" / (name.rsplit(".", 1)[0] + ".txt")).read_text(encoding="utf-8")
     cer = Levenshtein.distance(reference, hypothesis) / max(len(reference), 1)
     assert cer <= 0.5
-'''
+"""
 
 
 def _noisy(text: str, rng: random.Random, rate: float = 0.05) -> str:
@@ -65,20 +79,49 @@ def _noisy(text: str, rng: random.Random, rate: float = 0.05) -> str:
     return "".join(out)
 
 
-def make_suite(root: Path, documents: int, seed: int = 0) -> None:
+def synthetic_pairs(documents: int, seed: int = 0) -> list[tuple[str, str]]:
+    """``documents`` (reference, hypothesis) pairs of random receipt words, the hypothesis at ~5 % noise."""
     rng = random.Random(seed)
+    pairs = []
+    for _ in range(documents):
+        lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10))) for _ in range(rng.randint(3, 8))]
+        text = "\n".join(lines)
+        pairs.append((text, _noisy(text, rng)))
+    return pairs
+
+
+def real_pairs(cache_dir: Path) -> list[tuple[str, str]]:
+    """(reference, Tesseract output) of every page of the shared receipts and pages (``bench_metrics.real_pairs``:
+    Tesseract runs once, its outputs cached in ``cache_dir``); [] after a printed note when the data or Tesseract is
+    missing."""
+    sys.path.insert(0, str(BENCHMARKS))
+    sys.path.insert(0, str(BENCHMARKS.parent))
+    try:
+        import bench_metrics  # noqa: PLC0415 - the same pages and cache as the metrics benchmark
+    except ImportError as exc:
+        print(f"real suite: SKIPPED, bench_metrics cannot be imported ({exc})", file=sys.stderr)
+        return []
+    pairs = bench_metrics.real_pairs(cache_dir)
+    return [pair for name in bench_metrics.REAL_DATASETS for pair in pairs.get(name, [])]
+
+
+def cycled(pairs: Sequence[tuple[str, str]], documents: int) -> list[tuple[str, str]]:
+    """``pairs`` repeated in order until there are ``documents``."""
+    return list(itertools.islice(itertools.cycle(pairs), documents))
+
+
+def make_suite(root: Path, pairs: Sequence[tuple[str, str]]) -> None:
+    """A replay suite in ``root``: ``data/`` (ground truth, stub images), ``preds/`` (the outputs), the plain test."""
     data, preds = root / "data", root / "preds"
     (data / "images").mkdir(parents=True)
     preds.mkdir()
     truth = {}
-    for i in range(documents):
+    for i, (reference, hypothesis) in enumerate(pairs):
         name = f"doc_{i:05d}.png"
-        lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10))) for _ in range(rng.randint(3, 8))]
-        text = "\n".join(lines)
-        truth[name] = {"full_text": text}
+        truth[name] = {"full_text": reference}
         (data / "images" / name).write_bytes(b"\x89PNG\r\n\x1a\n")
-        (preds / f"doc_{i:05d}.txt").write_text(_noisy(text, rng), encoding="utf-8")
-    (data / "ground_truth.json").write_text(json.dumps(truth), encoding="utf-8")
+        (preds / f"doc_{i:05d}.txt").write_text(hypothesis, encoding="utf-8")
+    (data / "ground_truth.json").write_text(json.dumps(truth, ensure_ascii=False), encoding="utf-8")
     (root / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
 
 
@@ -95,7 +138,8 @@ def _run(args: list[str], cwd: Path) -> tuple[float, float]:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"pytest {' '.join(args)} failed with exit code {proc.returncode}:\n"
                          f"{output.decode(errors='replace')[-3000:]}")
-    return elapsed, usage.ru_maxrss / 1024  # Linux: kilobytes
+    # ru_maxrss of RUSAGE of the waited child (Linux: kilobytes); under -n 2 the controller's, not the workers'
+    return elapsed, usage.ru_maxrss / 1024
 
 
 PLAIN_ARGS = ["test_plain.py", "-p", "no:ocrmetrics", "--junitxml=plain.xml"]
@@ -103,49 +147,97 @@ PLUGIN_ARGS = ["data", "--ocr-dataset=data", "--ocr-engine=replay:preds", "--ocr
                "--ocr-json=run.json"]
 
 
-def measure(documents: int, repeat: int) -> dict[str, float]:
-    """Median wall time and peak memory of the plain and the plugin run at ``documents``, and the output sizes."""
+def _xdist(workers: int) -> list[str]:
+    return ["-n", str(workers)] if workers else []
+
+
+def measure(pairs: Sequence[tuple[str, str]], workers: Sequence[int], repeat: int) -> dict[int, dict[str, float]]:
+    """Per worker count: median wall time and peak memory of the plain and the plugin run on ``pairs``, the median
+    and spread of the interleaved pairs' ratios, and the output sizes."""
+    documents = len(pairs)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        make_suite(root, documents)
-        _run(PLAIN_ARGS, root), _run(PLUGIN_ARGS, root)  # warm-up: bytecode caches, page cache
-        plain, plugin = [], []
+        make_suite(root, pairs)
+        for n in workers:  # warm-up: bytecode caches, page cache
+            _run(PLAIN_ARGS + _xdist(n), root), _run(PLUGIN_ARGS + _xdist(n), root)
+        runs: dict[int, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {n: ([], []) for n in workers}
         for _ in range(repeat):
-            plain.append(_run(PLAIN_ARGS, root))
-            plugin.append(_run(PLUGIN_ARGS, root))
+            for n in workers:  # plain then plugin, each worker count in turn, every round
+                runs[n][0].append(_run(PLAIN_ARGS + _xdist(n), root))
+                runs[n][1].append(_run(PLUGIN_ARGS + _xdist(n), root))
         run = json.loads((root / "run.json").read_text(encoding="utf-8"))
         assert len(run["documents"]) == documents, "the plugin run did not score every document"
-        return {
-            "plain_s": statistics.median(t for t, _ in plain), "plugin_s": statistics.median(t for t, _ in plugin),
-            "pair_ratio": statistics.median(b / a for (a, _), (b, _) in zip(plain, plugin)),
-            "plain_mb": statistics.median(m for _, m in plain), "plugin_mb": statistics.median(m for _, m in plugin),
-            "run_file_mb": (root / "run.json").stat().st_size / 2**20, "junit_mb": (root / "ocr.xml").stat().st_size / 2**20,
-        }
+        result = {}
+        for n, (plain, plugin) in runs.items():
+            ratios = [b / a for (a, _), (b, _) in zip(plain, plugin)]
+            result[n] = {
+                "plain_s": statistics.median(t for t, _ in plain), "plugin_s": statistics.median(t for t, _ in plugin),
+                "pair_ratio": statistics.median(ratios), "low": min(ratios), "high": max(ratios),
+                "plain_mb": statistics.median(m for _, m in plain), "plugin_mb": statistics.median(m for _, m in plugin),
+                "run_file_mb": (root / "run.json").stat().st_size / 2**20,
+                "junit_mb": (root / "ocr.xml").stat().st_size / 2**20,
+            }
+        return result
+
+
+def describe(pairs: Sequence[tuple[str, str]]) -> str:
+    """Mean reference length, non-ASCII share and the character error rate of a suite's distinct pairs."""
+    from rapidfuzz.distance import Levenshtein
+
+    distinct = list(dict.fromkeys(pairs))
+    chars = sum(len(r) for r, _ in distinct)
+    non_ascii = sum(not r.isascii() for r, _ in distinct)
+    cer = sum(Levenshtein.distance(r, h) for r, h in distinct) / max(chars, 1)
+    return (f"{len(distinct)} distinct pages, {chars / max(len(distinct), 1):,.0f} reference characters on average, "
+            f"{non_ascii} non-ASCII, CER {cer:.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--documents", type=int, nargs="+", default=[500, 2000, 8000, 20000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--suites", nargs="+", choices=("real", "synthetic"), default=["real", "synthetic"])
+    parser.add_argument("--documents", type=int, nargs="+", default=[2000, 20000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[0, 2], help="0: no xdist; 2: -n 2 on both sides")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--cache-dir", type=Path,
+                        default=Path(tempfile.gettempdir()) / "pytest-ocrmetrics-bench-metrics",
+                        help="where Tesseract's outputs are cached (bench_metrics.py's default: %(default)s)")
     writing = docs_requested()
     options = parser.parse_args()
+    suites: dict[str, list[tuple[str, str]]] = {}
+    for suite in ("real", "synthetic"):  # the real one first
+        if suite not in options.suites:
+            continue
+        base = real_pairs(options.cache_dir) if suite == "real" else synthetic_pairs(max(options.documents))
+        if base:
+            suites[suite] = base
+            print(f"{suite} suite: {describe(base)}", file=sys.stderr, flush=True)
     rows = []
-    for documents in options.documents:
-        rows.append((documents, measure(documents, options.repeat)))
-        print(f"measured {documents} documents", file=sys.stderr, flush=True)
-    print(f"median of {options.repeat} interleaved runs (wall time of a whole pytest process; plugin: default metrics, "
-          "CER threshold, JUnit + run file)")
-    print("| documents | plain (s) | plugin (s) | plugin / plain | median of the pairs' ratios | plugin ms / document |")
-    print("|---|---|---|---|---|---|")
-    for documents, r in rows:
-        print(f"| {documents:,} | {r['plain_s']:.2f} | {r['plugin_s']:.2f} | **{r['plugin_s'] / r['plain_s']:.2f}x** | "
-              f"{r['pair_ratio']:.2f}x | {1000 * r['plugin_s'] / documents:.2f} |")
+    for suite, base in suites.items():
+        for documents in options.documents:
+            result = measure(cycled(base, documents), options.workers, options.repeat)
+            for workers, r in result.items():
+                rows.append((suite, documents, workers, r))
+            print(f"measured {suite} at {documents} documents", file=sys.stderr, flush=True)
+    print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"{options.repeat} interleaved rounds (wall time of a whole pytest process; plugin: replay, default metrics, "
+          "CER threshold, JUnit + run file; plain: one rapidfuzz Levenshtein distance, JUnit)")
     print()
-    print("| documents | peak memory plain (MB) | plugin (MB) | plugin / plain | run file (MB) | JUnit XML (MB) |")
-    print("|---|---|---|---|---|---|")
-    for documents, r in rows:
-        print(f"| {documents:,} | {r['plain_mb']:.0f} | {r['plugin_mb']:.0f} | **{r['plugin_mb'] / r['plain_mb']:.2f}x** | "
-              f"{r['run_file_mb']:.1f} | {r['junit_mb']:.1f} |")
+    print("| suite | documents | xdist | plain (s) | plugin (s) | median of the pairs' ratios | spread (pairs) | "
+          "plugin ms / document | target |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for suite, documents, workers, r in rows:
+        print(f"| {suite} | {documents:,} | {f'-n {workers}' if workers else 'none'} | {r['plain_s']:.2f} | "
+              f"{r['plugin_s']:.2f} | **{r['pair_ratio']:.2f}x** | {r['low']:.2f}-{r['high']:.2f}x | "
+              f"{1000 * r['plugin_s'] / documents:.2f} | <= 1.5x |")
+    print()
+    print("| suite | documents | xdist | peak memory plain (MB) | plugin (MB) | plugin / plain | run file (MB) | "
+          "JUnit XML (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for suite, documents, workers, r in rows:
+        print(f"| {suite} | {documents:,} | {f'-n {workers}' if workers else 'none'} | {r['plain_mb']:.0f} | "
+              f"{r['plugin_mb']:.0f} | **{r['plugin_mb'] / r['plain_mb']:.2f}x** | {r['run_file_mb']:.1f} | "
+              f"{r['junit_mb']:.1f} |")
+
     if writing:
         write_printed("plugin", markdown=True)
 

@@ -15,6 +15,7 @@ from pytest_ocrmetrics.cli.common import (
     argtype,
     baseline_comparison,
     exit_code,
+    add_validate_option,
     load_run_file,
     run_folder,
     unevaluated_pairs,
@@ -83,8 +84,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     """``ocrmetrics compare``: the comparison, the gates and the engines paired; exit 1 when any of them fails."""
     from pytest_ocrmetrics.core.safe_text import show_controls
 
-    baseline = load_run_file(args.baseline, "baseline")
-    run = load_run_file(args.run, "")
+    baseline = load_run_file(args.baseline, "baseline", args)
+    run = load_run_file(args.run, "", args)
     args.engine_pairs = _engine_pairs(args, baseline, run)
     comparison = baseline_comparison(args, baseline, run)
     unpaired = _unpaired_lines(args.engine_pairs, baseline, run) if comparison.compared else []
@@ -133,4 +134,5 @@ def add_parser(sub: Any) -> None:
                          help="compare engine OLD of BASE.json with engine NEW of NEW.json, documents paired by "
                               "dataset and id (repeatable; give one file twice to compare two engines of one run)")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    add_validate_option(compare)
     add_report_options(compare)

@@ -13,6 +13,7 @@ from pytest_ocrmetrics.cli.common import (
     add_report_options,
     baseline_comparison,
     exit_code,
+    add_validate_option,
     load_run_file,
     run_folder,
     shown,
@@ -51,7 +52,7 @@ def _merged(args: argparse.Namespace) -> tuple[list[tuple[str, dict[str, Any]]],
     from pytest_ocrmetrics.core.safe_text import show_controls
     from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
 
-    runs = [(repr(path), load_run_file(path, "")) for path in args.runs]
+    runs = [(repr(path), load_run_file(path, "", args)) for path in args.runs]
     try:
         # the typed Run is the run file's dict; the CLI's helpers (shared with `compare`) take any run file's dict
         return runs, cast("dict[str, Any]", merge_runs(runs))
@@ -68,7 +69,7 @@ def _compared(args: argparse.Namespace, run: dict[str, Any]) -> Any:
     args.run = args.output  # how the comparison names the merged run
     if not args.baseline:
         return None
-    comparison = baseline_comparison(args, load_run_file(args.baseline, "baseline"), run)
+    comparison = baseline_comparison(args, load_run_file(args.baseline, "baseline", args), run)
     # the run file says what the baseline compared, as pytest --ocr-baseline writes it
     run["baseline"] = clean_run(comparison.baseline_entry())[0]
     return comparison
@@ -101,6 +102,7 @@ def add_parser(sub: Any) -> None:
     merge.add_argument("runs", nargs="+", metavar="SHARD.json", help="the run file of every shard")
     merge.add_argument("-o", "--output", required=True, metavar="RUN.json", help="the merged run file to write")
     merge.add_argument("--baseline", metavar="BASE.json", help="compare the merged run with this baseline run file")
+    add_validate_option(merge)
     add_gating_options(merge)
     for action in merge._actions:
         if action.dest == "seed":  # pytest --ocr-seed seeds the comparison too: the shards recorded it

@@ -14,6 +14,7 @@ from pytest_ocrmetrics.cli.common import (
     add_report_options,
     baseline_comparison,
     exit_code,
+    add_validate_option,
     load_run_file,
     run_folder,
     shown,
@@ -31,9 +32,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                          "--biblicus PATH, --benchmark-dir DIR")
     if args.pipeline is not None and not args.biblicus:
         raise UsageError("--pipeline chooses the pipeline of the Biblicus report; give --biblicus PATH too")
-    run = load_run_file(args.run, "")
+    run = load_run_file(args.run, "", args)
     biblicus = _biblicus_report(args, run) if args.biblicus else None  # a missing metric: nothing written
-    comparison = baseline_comparison(args, load_run_file(args.baseline, "baseline"), run) if args.baseline else None
+    comparison = baseline_comparison(args, load_run_file(args.baseline, "baseline", args), run) if args.baseline else None
     for kind, text in (("error", comparison and comparison.error), ("warning", comparison and comparison.warning)):
         if text:  # the reports say it too; a report never fails the build, compare does
             print(f"ocrmetrics report: {kind}: {text}", file=sys.stderr)
@@ -83,6 +84,7 @@ def add_parser(sub: Any) -> None:
                             description="Render reports from a JSON run file written by pytest --ocr-json=PATH.")
     report.add_argument("run", metavar="RUN.json")
     report.add_argument("--baseline", metavar="BASE.json", help="add deltas against this baseline run file")
+    add_validate_option(report)
     add_gating_options(report)
     add_report_options(report)
     report.add_argument("--biblicus", metavar="PATH",

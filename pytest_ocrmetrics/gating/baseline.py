@@ -45,11 +45,12 @@ class Baseline:
         return cls(run, path, scored_documents(run))
 
     @classmethod
-    def load(cls, path: str | Path) -> "Baseline":
-        """Read a JSON run file; a missing, unreadable or invalid file raises :class:`RunFileError` naming it."""
+    def load(cls, path: str | Path, *, schema: bool = True) -> "Baseline":
+        """Read a JSON run file; a missing, unreadable or invalid file raises :class:`RunFileError` naming it.
+        ``schema=False`` checks only its structure (:func:`~pytest_ocrmetrics.runfile.read.load_run`)."""
         path = Path(path)
         try:
-            run = load_run(path)
+            run = load_run(path, schema=schema)
         except RunFileError as exc:
             raise RunFileError(f"baseline {exc}") from None
         return cls.from_run(run, path)

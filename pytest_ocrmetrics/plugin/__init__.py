@@ -208,3 +208,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if state is not None:
         state.outcome.results.close()
         state.outcome.run = None
+        from pytest_ocrmetrics.metrics.result_cache import use_folder
+
+        use_folder(None)  # a later session in this process (pytester) sets its own

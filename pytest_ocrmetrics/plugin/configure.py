@@ -60,6 +60,7 @@ def start_run(config: pytest.Config) -> PluginState:
         seed=settings.seed,
         engine_order=tuple(choice.label for choice in runner.engines),
     )
+    use_result_cache(runner.cache, settings)  # the math facts' equation layouts, next to the engine outputs
     datasets_only = _datasets_only(config, settings)
     if datasets_only and not runner.engines:
         raise pytest.UsageError(f"--ocr-dataset needs an engine: {no_engine_hint(runner)}")
@@ -173,7 +174,8 @@ def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, 
         pass  # the first run: nothing to compare with; the session end creates the file
     elif settings.baseline is not None:
         try:
-            baseline = Baseline.load(settings.baseline)  # NaN or infinity inside is refused, naming the document
+            # NaN or infinity inside is refused, naming the document; the full schema with --ocr-validate-baseline
+            baseline = Baseline.load(settings.baseline, schema=settings.validate_baseline)
         except RunFileError as exc:
             first_run = "" if settings.baseline.exists() else (
                 "; for the first run, pass --ocr-baseline-update to create it from this run")
@@ -303,3 +305,12 @@ def _output_cache(config: pytest.Config, settings: OcrSettings) -> Any:
             return None
         directory = cache.mkdir("ocrmetrics") / "outputs"
     return OutputCache(directory, refresh=settings.refresh_cache)
+
+
+def use_result_cache(cache: Any, settings: OcrSettings) -> None:
+    """Keep results of metric code that are costly and never change (the math facts' equation layouts: a browser)
+    next to the engine outputs, so a second run recomputes none; in memory only without an output cache
+    (``--ocr-no-cache``, no cache provider). Imports nothing heavy: the metric code looks the folder up when used."""
+    from pytest_ocrmetrics.metrics.result_cache import use_folder
+
+    use_folder(None if cache is None else cache.directory, refresh=settings.refresh_cache)

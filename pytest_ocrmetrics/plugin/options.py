@@ -78,11 +78,13 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
              "ones) or all.")),
     # output cache and concurrency
     ("--ocr-no-cache", "ocr_no_cache", "bool", dict(action="store_true",
-        help="Do not read or write the engine output cache.")),
+        help="Do not read or write the engine output cache (nor the math facts' equation layouts kept next to it).")),
     ("--ocr-cache-dir", "ocr_cache_dir", "string", dict(metavar="PATH",
-        help="Directory of the engine output cache (default: inside pytest's cache directory).")),
+        help="Directory of the engine output cache, which also keeps the math facts' equation layouts in "
+             "math-layout/ (default: inside pytest's cache directory).")),
     ("--ocr-refresh-cache", "ocr_refresh_cache", "bool", dict(action="store_true",
-        help="Run the engines again and overwrite their cached outputs.")),
+        help="Run the engines again and overwrite their cached outputs (and lay the math facts' equations out "
+             "again).")),
     ("--ocr-concurrency", "ocr_concurrency", "string", dict(metavar="N",
         help="Documents recognised at once by remote engines (1 to 1024, default 8; prefetched ahead of the tests).")),
     # gates, baselines and reports
@@ -100,6 +102,10 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-baseline-allow-mismatch", "ocr_baseline_allow_mismatch", "bool", dict(action="store_true",
         help="Compare with a baseline made with another normalization profile, unit or tokenizer (with a warning) "
              "instead of refusing it.")),
+    ("--ocr-validate-baseline", "ocr_validate_baseline", "bool", dict(action="store_true",
+        help="Check the --ocr-baseline run file against the full JSON schema, element by element (default: the "
+             "structure of what the comparison reads, ~10x faster on a big baseline; NaN, infinity and a wrong type "
+             "where the comparison looks are refused either way).")),
     ("--ocr-max-regression", "ocr_max_regressions", "linelist", dict(action="append", metavar="METRIC:TOL",
         help="Allowed regression against the baseline (repeatable): absolute (cer:0.005) or relative (field_f1:2%%).")),
     ("--ocr-significance", "ocr_significance", "string", dict(metavar="ALPHA",

@@ -271,6 +271,7 @@ class OcrSettings:
     baseline: Path | None = None
     baseline_allow_mismatch: bool = False
     baseline_update: bool = False
+    validate_baseline: bool = False
     document_regressions: str = "warn"
     max_regressions: tuple[str, ...] = ()
     significance: float | None = None
@@ -341,6 +342,8 @@ class OcrSettings:
             baseline_allow_mismatch=bool(config.getoption("ocr_baseline_allow_mismatch")
                                          or config.getini("ocr_baseline_allow_mismatch")),
             baseline_update=bool(config.getoption("ocr_baseline_update") or config.getini("ocr_baseline_update")),
+            validate_baseline=bool(config.getoption("ocr_validate_baseline")
+                                   or config.getini("ocr_validate_baseline")),
             document_regressions=_choice(config, "ocr_document_regressions", "--ocr-document-regressions",
                                          DOCUMENT_REGRESSION_MODES, "warn"),
             max_regressions=tuple(_list(config, "ocr_max_regressions")),

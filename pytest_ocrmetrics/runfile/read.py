@@ -1,8 +1,17 @@
 """JSON run files (``pytest --ocr-json=PATH``): read, validate, and index their documents across runs.
 
-A run file is checked against its JSON Schema (``runfile/run_schema.json``, :mod:`pytest_ocrmetrics.runfile.record`)
-and for non-finite numbers: ``json`` reads ``NaN``,
-``Infinity`` and ``1e999`` without complaint, but a baseline holding them would compare as nothing at all.
+A run file is checked in one of two ways, and always for non-finite numbers (``json`` reads ``NaN``, ``Infinity``
+and ``1e999`` without complaint, but a baseline holding them would compare as nothing at all):
+
+- **the structure** (the default of ``ocrmetrics merge``, ``compare``, ``report`` and ``--ocr-baseline``,
+  :func:`check_run_structure`): every entry those readers use has its type (the top level, the environment and
+  normalization, each document's identity, outcome, metrics, counts and lists, the summary rows, shard, bootstrap,
+  skipped entries, collection errors), in plain Python; the per-document detail nobody merges or compares element by
+  element (``confusions`` items, ``details``) is checked as a whole, not item by item. A non-finite number is noticed
+  while the JSON is parsed, so a sound file is not walked a second time.
+- **the full JSON schema** (``runfile/run_schema.json``, :func:`validate_run`; ``--validate``,
+  ``--ocr-validate-baseline``), element by element: about ten times slower on a big run, most of it the documents'
+  confusion triples.
 """
 
 from __future__ import annotations
@@ -12,8 +21,8 @@ import math
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-__all__ = ["RunFileError", "load_run", "validate_run", "DocumentKey", "doc_key", "scored_documents",
-           "SCORED_OUTCOMES"]
+__all__ = ["RunFileError", "load_run", "validate_run", "check_run_structure", "DocumentKey", "doc_key",
+           "scored_documents", "SCORED_OUTCOMES"]
 
 #: Outcomes of documents that carry comparable metrics.
 SCORED_OUTCOMES: frozenset[str] = frozenset({"passed", "failed"})
@@ -23,9 +32,10 @@ class RunFileError(ValueError):
     """A file that is not a valid pytest-ocrmetrics JSON run file."""
 
 
-def validate_run(run: Any, source: str = "run") -> dict[str, Any]:
-    """Check ``run`` against the run file JSON Schema and for NaN or infinity; raise :class:`RunFileError` naming
-    ``source``, the entry and, for a non-finite number, the document that holds it.
+def validate_run(run: Any, source: str = "run", *, schema: bool = True) -> dict[str, Any]:
+    """Check ``run`` against the run file JSON Schema (``schema=False``: only its structure,
+    :func:`check_run_structure`) and for NaN or infinity; raise :class:`RunFileError` naming ``source``, the entry
+    and, for a non-finite number, the document that holds it.
 
     Time proportional to the file: validation stops at the first schema error (the first offending document is the
     one named), and the search for NaN or infinity at the first one.
@@ -40,6 +50,16 @@ def validate_run(run: Any, source: str = "run") -> dict[str, Any]:
     ...
     pytest_ocrmetrics.runfile.read.RunFileError: run holds NaN at documents/0/metrics/cer, in document 'a.png' ...
     """
+    if schema:
+        _check_schema(run, source)
+    else:
+        check_run_structure(run, source)
+    _check_finite(run, source)
+    return run
+
+
+def _check_schema(run: Any, source: str) -> None:
+    """Raise :class:`RunFileError` at the first place ``run`` breaks the run file JSON Schema."""
     import jsonschema
 
     from pytest_ocrmetrics.runfile.record import run_schema
@@ -54,6 +74,10 @@ def validate_run(run: Any, source: str = "run") -> dict[str, Any]:
         location = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise RunFileError(f"{source} is not a pytest-ocrmetrics run file: at {location}: {error.message}; "
                            f"write one with pytest --ocr-json=PATH")
+
+
+def _check_finite(run: Any, source: str) -> None:
+    """Raise :class:`RunFileError` naming the first NaN or infinity in ``run`` (and its document)."""
     found = _first_non_finite(run)
     if found is not None:
         path, value = found
@@ -64,7 +88,6 @@ def validate_run(run: Any, source: str = "run") -> dict[str, Any]:
         raise RunFileError(f"{source} holds {_json_token(value)} at {'/'.join(map(str, path))}{where}; a run file "
                            f"holds finite numbers only (pytest --ocr-json never writes NaN or infinity): fix that "
                            f"value or write the file again with pytest --ocr-json=PATH")
-    return run
 
 
 def _json_token(value: float) -> str:
@@ -98,8 +121,22 @@ def _floats(prefix: tuple[Any, ...], value: Any) -> Iterator[tuple[tuple[Any, ..
             stack.extend(reversed([(path + (i,), v) for i, v in enumerate(item)]))
 
 
-def load_run(path: str | Path) -> dict[str, Any]:
-    """Read and validate a JSON run file (written by ``pytest --ocr-json=PATH``)."""
+def load_run(path: str | Path, *, schema: bool = True) -> dict[str, Any]:
+    """Read and check a JSON run file (written by ``pytest --ocr-json=PATH``).
+
+    Args:
+        path: the run file.
+        schema: check it against the full JSON schema (:func:`validate_run`); ``False`` checks only its structure
+            (:func:`check_run_structure`), which is what ``ocrmetrics merge``, ``compare`` and ``report`` and the
+            plugin's ``--ocr-baseline`` do unless asked (``--validate``, ``--ocr-validate-baseline``). Both refuse
+            NaN and infinity, naming the document.
+
+    Returns:
+        The run, a dict of the JSON file.
+
+    Raises:
+        RunFileError: the file is missing, unreadable, not JSON, not a run file, or holds NaN or infinity.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -107,14 +144,236 @@ def load_run(path: str | Path) -> dict[str, Any]:
         raise RunFileError(f"run file {str(path)!r} does not exist; write one with pytest --ocr-json=PATH") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RunFileError(f"run file {str(path)!r} cannot be read: {exc}") from None
+    non_finite: list[str] = []  # NaN, Infinity, -Infinity, and numbers too big for a float (1e999), as parsed
+
+    def constant(name: str) -> float:
+        non_finite.append(name)
+        return float(name)
+
+    def number(token: str) -> float:
+        value = float(token)
+        if value - value != 0:  # infinity (inf - inf is NaN); the only way a JSON number is not finite
+            non_finite.append(token)
+        return value
+
     try:
-        run = json.loads(text)
+        run = json.loads(text, parse_constant=constant, parse_float=number)
     except json.JSONDecodeError as exc:
         raise RunFileError(f"run file {str(path)!r} is not valid JSON (line {exc.lineno}, column {exc.colno}: "
                            f"{exc.msg})") from None
     except RecursionError:
         raise RunFileError(f"run file {str(path)!r} is nested too deeply to be a run file") from None
-    return validate_run(run, f"run file {str(path)!r}")
+    source = f"run file {str(path)!r}"
+    if schema:
+        return validate_run(run, source)
+    check_run_structure(run, source)
+    if non_finite:  # only then: find where, and name the document
+        _check_finite(run, source)
+    return run
+
+
+_OUTCOMES = ("passed", "failed", "error", "skipped", "filtered")
+_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
+               type(None): "null"}
+
+
+class _Problem(Exception):
+    """Where (a path) and what: the first place a run file breaks its structure."""
+
+    def __init__(self, path: tuple[Any, ...], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, (dict, list)) else (
+        "{...}" if isinstance(value, dict) else "[...]")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_error(path: tuple[Any, ...], value: Any, expected: str) -> _Problem:
+    return _Problem(path, f"{_shown(value)} is not of type {expected}")
+
+
+def _object(value: Any, path: tuple[Any, ...], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise _type_error(path, value, "'object'")
+    for key in required:
+        if key not in value:
+            raise _Problem(path, f"{key!r} is a required property")
+    return value
+
+
+def _array(value: Any, path: tuple[Any, ...]) -> list[Any]:
+    if type(value) is not list:
+        raise _type_error(path, value, "'array'")
+    return value
+
+
+def _string(value: Any, path: tuple[Any, ...], *, nullable: bool = False) -> None:
+    if type(value) is not str and not (nullable and value is None):
+        raise _type_error(path, value, "'string', 'null'" if nullable else "'string'")
+
+
+def _integer(value: Any, path: tuple[Any, ...], minimum: int | None = None) -> None:
+    if type(value) is not int and not (type(value) is float and value.is_integer()):
+        raise _type_error(path, value, "'integer'")
+    if minimum is not None and value < minimum:
+        raise _Problem(path, f"{_shown(value)} is less than the minimum of {minimum}")
+
+
+def _number(value: Any, path: tuple[Any, ...], minimum: float | None = None) -> None:
+    if type(value) is not float and type(value) is not int:
+        raise _type_error(path, value, "'number'")
+    if minimum is not None and value < minimum:
+        raise _Problem(path, f"{_shown(value)} is less than the minimum of {minimum}")
+
+
+def _numbers(value: Any, path: tuple[Any, ...]) -> None:
+    """An object of numbers (a document's metrics, one metric's counts)."""
+    for key, number in _object(value, path).items():
+        if type(number) is not float and type(number) is not int:
+            raise _type_error(path + (key,), number, "'number'")
+
+
+def _document(doc: Any, path: tuple[Any, ...]) -> None:
+    doc = _object(doc, path, ("id", "dataset", "engine", "outcome", "metrics", "counts", "elapsed_s"))
+    for key in ("id", "dataset", "engine"):
+        _string(doc[key], path + (key,))
+    if doc["outcome"] not in _OUTCOMES or type(doc["outcome"]) is not str:
+        raise _Problem(path + ("outcome",), f"{_shown(doc['outcome'])} is not one of {list(_OUTCOMES)}")
+    _numbers(doc["metrics"], path + ("metrics",))
+    for metric, entry in _object(doc["counts"], path + ("counts",)).items():
+        _numbers(entry, path + ("counts", metric))
+    _number(doc["elapsed_s"], path + ("elapsed_s",), 0)
+    if len(doc) == 7:
+        return
+    get = doc.get
+    for key in ("message", "image", "reference", "hypothesis"):
+        if key in doc:
+            _string(doc[key], path + (key,), nullable=True)
+    for key in ("tags", "tests", "unchecked_thresholds"):
+        if key in doc:
+            for index, item in enumerate(_array(doc[key], path + (key,))):
+                _string(item, path + (key, index))
+    for key in ("cached", "truncated", "declared_checks"):
+        if key in doc and type(doc[key]) is not bool:
+            raise _type_error(path + (key,), doc[key], "'boolean'")
+    if "replaced_characters" in doc:
+        _integer(doc["replaced_characters"], path + ("replaced_characters",), 0)
+    confidence = get("confidence")
+    if confidence is not None:
+        _number(confidence, path + ("confidence",))
+    if "confusions" in doc:
+        _array(doc["confusions"], path + ("confusions",))  # a whole: no reader merges or compares its items
+    if "checks" in doc:
+        for index, item in enumerate(_array(doc["checks"], path + ("checks",))):
+            _object(item, path + ("checks", index))
+    if "details" in doc:
+        _object(doc["details"], path + ("details",))
+
+
+def _summary_row(row: Any, path: tuple[Any, ...]) -> None:
+    row = _object(row, path, ("engine", "dataset", "documents", "metrics"))
+    _string(row["engine"], path + ("engine",))
+    _string(row["dataset"], path + ("dataset",))
+    _integer(row["documents"], path + ("documents",))
+    for key in ("evaluated", "passed", "failed", "errors", "skipped", "filtered"):
+        if key in row:
+            _integer(row[key], path + (key,))
+    for metric, entry in _object(row["metrics"], path + ("metrics",)).items():
+        entry = _object(entry, path + ("metrics", metric), ("micro", "mean", "n"))
+        for key, value in entry.items():
+            if key == "n":
+                _integer(value, path + ("metrics", metric, key))
+            elif key in ("micro", "mean", "median", "p90", "p95", "min", "max", "ci_low", "ci_high"):
+                _number(value, path + ("metrics", metric, key))
+
+
+def check_run_structure(run: Any, source: str = "run") -> dict[str, Any]:
+    """Check the structure of a run file that ``ocrmetrics merge``, ``compare``, ``report`` and ``--ocr-baseline``
+    read: every entry they use has the type the JSON schema gives it, in plain Python and in time proportional to
+    the documents (not to the characters of their confusion lists, which are checked to be lists, not item by item,
+    nor ``details``, checked to be an object). Raise :class:`RunFileError` naming ``source`` and the first entry
+    that is wrong, in the words the full schema check (:func:`validate_run`) uses. Numbers are not checked to be
+    finite here (:func:`load_run` notices NaN while parsing; :func:`validate_run` walks for it).
+
+    Args:
+        run: a decoded run file.
+        source: how messages name it (``run file 'shard-1.json'``).
+
+    Returns:
+        ``run``, unchanged.
+
+    Raises:
+        RunFileError: ``run`` is not a run file; the message names the entry, e.g. ``at documents/3: 'id' is a
+            required property``.
+
+    >>> check_run_structure({"schema": "pytest-ocrmetrics/1"}, "x.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pytest_ocrmetrics.runfile.read.RunFileError: x.json is not a pytest-ocrmetrics run file: at (top level): 'created' is a required property; ...
+    """
+    try:
+        _check_structure(run)
+    except _Problem as problem:
+        location = "/".join(str(p) for p in problem.path) or "(top level)"
+        raise RunFileError(f"{source} is not a pytest-ocrmetrics run file: at {location}: {problem.message}; "
+                           f"write one with pytest --ocr-json=PATH") from None
+    return run
+
+
+def _check_structure(run: Any) -> None:
+    run = _object(run, (), ("schema", "created", "environment", "normalization", "documents", "summary"))
+    if run["schema"] != "pytest-ocrmetrics/1":
+        raise _Problem(("schema",), "'pytest-ocrmetrics/1' was expected")
+    _string(run["created"], ("created",))
+    environment = _object(run["environment"], ("environment",), ("python", "platform", "plugin_version", "engines"))
+    for key in ("python", "platform", "plugin_version"):
+        _string(environment[key], ("environment", key))
+    for label, identity in _object(environment["engines"], ("environment", "engines")).items():
+        _object(identity, ("environment", "engines", label))
+    normalization = _object(run["normalization"], ("normalization",), ("name", "unit", "tokenizer"))
+    _string(normalization["name"], ("normalization", "name"))
+    for key, allowed in (("unit", ("grapheme", "codepoint")), ("tokenizer", ("whitespace", "unicode"))):
+        if normalization[key] not in allowed or type(normalization[key]) is not str:
+            raise _Problem(("normalization", key), f"{_shown(normalization[key])} is not one of {list(allowed)}")
+    for index, doc in enumerate(_array(run["documents"], ("documents",))):
+        _document(doc, ("documents", index))
+    for key in ("summary", "summary_by_tag"):
+        if key in run:
+            for index, row in enumerate(_array(run[key], (key,))):
+                _summary_row(row, (key, index))
+                if key == "summary_by_tag":
+                    _object(row, (key, index), ("tag",))
+                    _string(row["tag"], (key, index, "tag"))
+    for key, fields in (("shard", ("index", "count")), ("bootstrap", ("seed", "resamples"))):
+        if key in run:
+            entry = _object(run[key], (key,), fields)
+            for field in fields:
+                _integer(entry[field], (key, field), None if field == "seed" else (0 if field == "resamples" else 1))
+    if "interrupted" in run and type(run["interrupted"]) is not bool:
+        raise _type_error(("interrupted",), run["interrupted"], "'boolean'")
+    if "replaced_characters" in run:
+        _integer(run["replaced_characters"], ("replaced_characters",), 0)
+    if "unchecked_thresholds" in run:
+        for metric, count in _object(run["unchecked_thresholds"], ("unchecked_thresholds",)).items():
+            _integer(count, ("unchecked_thresholds", metric), 1)
+    for index, entry in enumerate(_array(run.get("skipped_entries", []), ("skipped_entries",))):
+        _object(entry, ("skipped_entries", index), ("dataset", "source", "reason"))
+    for index, entry in enumerate(_array(run.get("collection_errors", []), ("collection_errors",))):
+        entry = _object(entry, ("collection_errors", index), ("dataset", "message"))
+        for field in ("dataset", "message"):
+            _string(entry[field], ("collection_errors", index, field))
+    for name, entry in _object(run.get("datasets", {}), ("datasets",)).items():
+        _string(_object(entry, ("datasets", name), ("root",))["root"], ("datasets", name, "root"))
+    for key in ("facts", "facts_summary"):
+        if key in run:
+            for index, entry in enumerate(_array(run[key], (key,))):
+                _object(entry, (key, index))
+    if "baseline" in run:
+        _object(run["baseline"], ("baseline",), ("compared", "new", "missing"))
 
 
 DocumentKey = tuple[str, str, str]  # (dataset, engine, document id)

@@ -9,22 +9,35 @@ the same text whose nearest neighbours up, down, left and right (centres within 
 
 The browser is ``OCR_CHROMIUM``, else ``chromium`` on the PATH; without it (or without Playwright) the step is
 skipped and the fact's explanation says so.
+
+Layouts are kept on disk by content (:class:`LayoutCache`, in ``math-layout/`` of the folder
+:func:`pytest_ocrmetrics.metrics.result_cache.use_folder` sets: the plugin sets its output cache's folder): the key is the equation, the KaTeX that renders it (:func:`katex_version`) and the stylesheet, so a
+second run lays out nothing and starts no browser. Chromium starts, once per process, only for an equation the cache
+does not hold (:func:`browser_launches` counts the starts). A corrupt entry, or one that is not a regular file (a
+FIFO left by a CI cache restore), is never a hang or a crash: it warns (:class:`MathLayoutCacheWarning`), the layout
+is computed again and the entry replaced.
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import json
+import math
 import os
 import re
 import shutil
+import stat
+import tempfile
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Span", "layout_available", "render_spans", "spans_match", "LayoutUnavailable"]
+__all__ = ["Span", "layout_available", "render_spans", "spans_match", "LayoutUnavailable", "LayoutCache",
+           "MathLayoutCacheWarning", "layout_cache", "katex_version", "browser_launches"]
 
 _CSS = Path(__file__).with_name("katex.min.css")
 _SPACES = re.compile(r"[\s\u200a-\u200d\u2060\ufeff]+", flags=re.UNICODE)
@@ -43,6 +56,10 @@ _SPANS_JS = """() => Array.from(document.querySelectorAll('span'))
 
 class LayoutUnavailable(RuntimeError):
     """No browser (or no Playwright, or no KaTeX) for the layout step."""
+
+
+class MathLayoutCacheWarning(UserWarning):
+    """A stored equation layout could not be read or written; the layout is computed (again) instead."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,7 @@ class _Browser:
     """
 
     def __init__(self) -> None:
+        self.launches = 0  # Chromium starts in this process (browser_launches())
         self.executor: Any = None
         self.lock = threading.Lock()
         self.playwright: Any = None
@@ -113,17 +131,22 @@ class _Browser:
 
     def _page(self) -> Any:
         if self.browser is None:
-            from playwright.sync_api import sync_playwright  # type: ignore[import-not-found,unused-ignore]
-
-            chromium = _chromium()
-            if chromium is None:
-                raise LayoutUnavailable("no chromium executable (set OCR_CHROMIUM)")
-            self.playwright = sync_playwright().start()
-            self.browser = self.playwright.chromium.launch(executable_path=chromium, args=_LAUNCH_ARGS)
+            self._launch()
+            self.launches += 1
             self.open_page = None
         if self.open_page is None or self.open_page.is_closed():  # one page, reused: a new page per equation is slow
             self.open_page = self.browser.new_page(viewport={"width": 800, "height": 400})
         return self.open_page
+
+    def _launch(self) -> None:  # on the browser thread only
+        """Start Playwright and headless Chromium (``self.playwright``, ``self.browser``)."""
+        from playwright.sync_api import sync_playwright  # type: ignore[import-not-found,unused-ignore]
+
+        chromium = _chromium()
+        if chromium is None:
+            raise LayoutUnavailable("no chromium executable (set OCR_CHROMIUM)")
+        self.playwright = sync_playwright().start()
+        self.browser = self.playwright.chromium.launch(executable_path=chromium, args=_LAUNCH_ARGS)
 
     def _close_browser(self) -> None:  # on the browser thread only
         try:
@@ -151,12 +174,193 @@ _BROWSER = _Browser()
 atexit.register(_BROWSER.close)
 
 
+def browser_launches() -> int:
+    """How many times this process started Chromium for the layout step (a count, for tests and benchmarks: a run
+    whose equations are all in the :class:`LayoutCache` starts none)."""
+    return _BROWSER.launches
+
+
+_LAYOUT_FORMAT = 1  # bumped when an entry's layout or the key's meaning changes
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+@functools.lru_cache(maxsize=1)
+def katex_version() -> str:
+    """The KaTeX that renders equations, as the layout cache keys it: ``pykatex`` and its version (each pykatex
+    release bundles one KaTeX build: 0.1.1 holds KaTeX 0.16.22), with the digest of the stylesheet the page uses. A
+    new pykatex, hence a new KaTeX, or another stylesheet makes new entries; "" without pykatex.
+
+    >>> katex_version().startswith("pykatex ")  # doctest: +SKIP
+    True
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        katex = f"pykatex {version('pykatex')}"
+    except PackageNotFoundError:
+        return ""
+    return f"{katex}; stylesheet sha256:{hashlib.sha256(_CSS.read_bytes()).hexdigest()[:16]}"
+
+
+class LayoutCache:
+    """Equation layouts (the :class:`Span` boxes Chromium gave them) stored by content in ``directory``.
+
+    Layout: ``<directory>/<key[:2]>/<key>.json``, ``key`` the SHA-256 of the equation, :func:`katex_version` and the
+    entry format; each entry written atomically (a temporary file, then :func:`os.replace`), so xdist workers can
+    write at once. An entry that cannot be read, is not a regular file (never opened for a blocking read), is not
+    JSON or not a layout of that key warns with :class:`MathLayoutCacheWarning` naming it and counts as a miss: the
+    layout is computed again and the entry replaced. ``refresh=True`` reads nothing but still writes. ``hits``,
+    ``misses``, ``writes`` and ``corrupt`` count what happened.
+
+    Example::
+
+        >>> from pytest_ocrmetrics.metrics import result_cache
+        >>> result_cache.use_folder(tmp_path)  # layouts in tmp_path / "math-layout"  # doctest: +SKIP
+        >>> render_spans("x^{2}")  # the first run: Chromium lays it out, the entry is written  # doctest: +SKIP
+    """
+
+    def __init__(self, directory: Path | str, *, refresh: bool = False) -> None:
+        self.directory = Path(directory)
+        self.refresh = refresh
+        self.hits = self.misses = self.writes = self.corrupt = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LayoutCache({str(self.directory)!r}, hits={self.hits}, misses={self.misses})"
+
+    def key(self, equation: str) -> str:
+        """The entry key of ``equation``: it changes with the equation's text, the KaTeX version and the format."""
+        material = json.dumps({"format": _LAYOUT_FORMAT, "katex": katex_version(), "equation": equation},
+                              sort_keys=True, ensure_ascii=True)
+        return hashlib.sha256(material.encode("ascii")).hexdigest()
+
+    def path_for(self, key: str) -> Path:
+        """Where the entry for ``key`` lives."""
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, equation: str) -> tuple[Span, ...] | None:
+        """The stored layout of ``equation``, or None (a miss, a refresh, or a bad entry: warned)."""
+        if self.refresh:
+            self._count("misses")
+            return None
+        key = self.key(equation)
+        path = self.path_for(key)
+        try:
+            descriptor = os.open(path, _OPEN_FLAGS)  # O_NONBLOCK: a FIFO is not waited on
+        except (FileNotFoundError, NotADirectoryError):
+            self._count("misses")
+            return None
+        except OSError as exc:
+            self._bad(path, f"cannot be read ({exc})")
+            return None
+        try:
+            mode = os.fstat(descriptor).st_mode
+            if not stat.S_ISREG(mode):
+                self._bad(path, f"is not a regular file (mode {stat.filemode(mode)})")
+                return None
+            with os.fdopen(descriptor, "rb", closefd=False) as handle:
+                data = handle.read()
+        except OSError as exc:
+            self._bad(path, f"cannot be read ({exc})")
+            return None
+        finally:
+            os.close(descriptor)
+        try:
+            entry = json.loads(data.decode("utf-8"))
+            spans = _spans_from_entry(entry, key)
+        except (UnicodeDecodeError, ValueError, TypeError, RecursionError) as exc:
+            self._bad(path, f"is not a layout entry ({type(exc).__name__}: {exc})")
+            return None
+        self._count("hits")
+        return spans
+
+    def put(self, equation: str, spans: tuple[Span, ...]) -> None:
+        """Store the layout of ``equation`` atomically; a failed write warns and is otherwise ignored."""
+        key = self.key(equation)
+        path = self.path_for(key)
+        data = json.dumps({"format": _LAYOUT_FORMAT, "key": key, "katex": katex_version(), "equation": equation,
+                           "spans": [[s.text, s.x, s.y, s.width, s.height] for s in spans]},
+                          ensure_ascii=True, allow_nan=False).encode("ascii")
+        tmp_name: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(tmp_name, path)
+            tmp_name = None
+        except OSError as exc:
+            warnings.warn(f"could not write the math layout cache entry {path}: {exc}; the layout is used but not "
+                          "stored", MathLayoutCacheWarning, stacklevel=2)
+            return
+        finally:
+            if tmp_name is not None:
+                try:
+                    os.unlink(tmp_name)
+                except OSError:
+                    pass
+        self._count("writes")
+
+    def _count(self, counter: str) -> None:
+        with self._lock:
+            setattr(self, counter, getattr(self, counter) + 1)
+
+    def _bad(self, path: Path, problem: str) -> None:
+        with self._lock:
+            self.corrupt += 1
+            self.misses += 1
+        warnings.warn(f"math layout cache entry {path} {problem}; ignoring it, the equation is laid out again and "
+                      "the entry replaced", MathLayoutCacheWarning, stacklevel=3)
+
+
+def _spans_from_entry(entry: Any, key: str) -> tuple[Span, ...]:
+    """The spans of a decoded entry, checked (``ValueError`` for anything :meth:`LayoutCache.put` does not write)."""
+    if not isinstance(entry, dict) or entry.get("format") != _LAYOUT_FORMAT or entry.get("key") != key:
+        raise ValueError("another format or key")
+    rows = entry.get("spans")
+    if not isinstance(rows, list):
+        raise ValueError("spans is not a list")
+    spans = []
+    for row in rows:
+        if (not isinstance(row, list) or len(row) != 5 or not isinstance(row[0], str)
+                or not all(type(v) in (int, float) and math.isfinite(v) for v in row[1:])):
+            raise ValueError(f"a span is not [text, x, y, width, height]: {str(row)[:60]}")
+        spans.append(Span(row[0], float(row[1]), float(row[2]), float(row[3]), float(row[4])))
+    return tuple(spans)
+
+
+_LAYOUT_CACHE: LayoutCache | None = None
+
+
+def layout_cache() -> LayoutCache | None:
+    """The :class:`LayoutCache` in use: ``math-layout/`` in the folder of
+    :func:`pytest_ocrmetrics.metrics.result_cache.use_folder` (the plugin sets it to its output cache's folder at the
+    start of each session), or None (layouts kept in memory only)."""
+    global _LAYOUT_CACHE
+    from pytest_ocrmetrics.metrics.result_cache import folder
+
+    base, refresh = folder()
+    if base is None:
+        return None
+    directory = base / "math-layout"
+    cache = _LAYOUT_CACHE
+    if cache is None or cache.directory != directory or cache.refresh != refresh:
+        cache = _LAYOUT_CACHE = LayoutCache(directory, refresh=refresh)
+    return cache
+
+
 @functools.lru_cache(maxsize=4096)
 def render_spans(equation: str) -> tuple[Span, ...]:
     """The innermost text spans of ``equation`` rendered by KaTeX in display mode and laid out by Chromium.
 
-    Raises :class:`LayoutUnavailable` without a browser, ``ValueError`` when KaTeX rejects the equation.
+    Read from the :class:`LayoutCache` when one is in use (:func:`layout_cache`) and it holds the equation: no
+    browser then; a layout computed is stored there. Raises :class:`LayoutUnavailable` without a browser, ``ValueError`` when KaTeX rejects the equation.
     """
+    cache = layout_cache()
+    if cache is not None:
+        stored = cache.get(equation)
+        if stored is not None:
+            return stored
     try:
         import pykatex  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
@@ -166,8 +370,11 @@ def render_spans(equation: str) -> tuple[Span, ...]:
     except Exception as exc:
         raise ValueError(f"KaTeX cannot render {equation!r}: {exc}") from None
     rows = _BROWSER.run(html)
-    return tuple(Span(str(text), float(x), float(y), float(w), float(h)) for text, x, y, w, h in json.loads(
+    spans = tuple(Span(str(text), float(x), float(y), float(w), float(h)) for text, x, y, w, h in json.loads(
         json.dumps(rows)))
+    if cache is not None:
+        cache.put(equation, spans)
+    return spans
 
 
 def _characters(spans: tuple[Span, ...]) -> list[Span]:
