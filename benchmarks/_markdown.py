@@ -26,7 +26,7 @@ from typing import TextIO
 PERFORMANCE_PAGE = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
 FLAG = "--write-docs"
 
-_recording: "_Tee | None" = None
+_recording: _Tee | None = None
 
 
 class _Tee(io.TextIOBase):

@@ -34,8 +34,8 @@ from _markdown import docs_requested, write_printed  # --write-docs: the table i
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache  # noqa: E402
 from pytest_ocrmetrics.core.documents import Document  # noqa: E402
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache  # noqa: E402
 from pytest_ocrmetrics.engines.openai_compat import OPENAI_SPEC  # noqa: E402
 from pytest_ocrmetrics.engines.prefetch import Prefetcher  # noqa: E402
 

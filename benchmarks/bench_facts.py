@@ -26,9 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_ocrmetrics.datasets.loading import load_dataset  # noqa: E402
 from pytest_ocrmetrics.engines.replay import ReplayEngine  # noqa: E402
-from pytest_ocrmetrics.metrics.facts import check_fact  # noqa: E402
+from pytest_ocrmetrics.metrics.facts import (
+    check_fact,  # noqa: E402
+    math_layout,  # noqa: E402
+)
 from pytest_ocrmetrics.metrics.facts import equations as facts_math  # noqa: E402
-from pytest_ocrmetrics.metrics.facts import math_layout  # noqa: E402
 from pytest_ocrmetrics.metrics.text import cer  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "olmocr_bench_sample"

@@ -39,8 +39,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _markdown import docs_requested, write_printed  # noqa: E402
 from typing import Any, Callable
+
+from _markdown import docs_requested, write_printed  # noqa: E402
 
 BENCHMARKS = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCHMARKS.parent))
@@ -48,8 +49,8 @@ sys.path.insert(0, str(BENCHMARKS))
 
 from pytest_ocrmetrics import __version__  # noqa: E402
 from pytest_ocrmetrics.cli import main as cli  # noqa: E402
-from pytest_ocrmetrics.reporting.files import run_lines  # noqa: E402
 from pytest_ocrmetrics.core.safe_text import sanitize_run, write_lines_atomic  # noqa: E402
+from pytest_ocrmetrics.reporting.files import run_lines  # noqa: E402
 from pytest_ocrmetrics.runfile.results import RunResults  # noqa: E402
 from pytest_ocrmetrics.runfile.sharding import shard_index  # noqa: E402
 

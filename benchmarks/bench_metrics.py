@@ -69,16 +69,8 @@ NOISE = 0.05
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 REAL_DATASETS = ("sroie_receipts", "ocr_pages_lines")
 
-_WORDS_ASCII = (
-    "INVOICE TOTAL CASH CHANGE RECEIPT TAX QTY PRICE AMOUNT DATE TEL NO the of and to in is was for that with as "
-    "on by at from this which be are it an or have not had his but they were one all their been has more two "
-    "#12345 $150.00 19/10/2018 RM60.30 10.00% 81100 JOHOR-BAHRU ROUNDING ADJ item desc."
-).split()
-_WORDS_GERMAN = (
-    "Berliniſche Monatsſchrift Zwölftes Stück Beantwortung der Frage Was iſt Aufklärung Ausgang des Menſchen "
-    "aus ſeiner ſelbſt verſchuldeten Unmündigkeit Unvermögen ſich ſeines Verſtandes ohne Leitung eines anderen "
-    "zu bedienen Straße groß Schloſſe nahe als er ein kläglich Gewimmer hoͤheren Zuſtandes"
-).split()
+_WORDS_ASCII = ["INVOICE", "TOTAL", "CASH", "CHANGE", "RECEIPT", "TAX", "QTY", "PRICE", "AMOUNT", "DATE", "TEL", "NO", "the", "of", "and", "to", "in", "is", "was", "for", "that", "with", "as", "on", "by", "at", "from", "this", "which", "be", "are", "it", "an", "or", "have", "not", "had", "his", "but", "they", "were", "one", "all", "their", "been", "has", "more", "two", "#12345", "$150.00", "19/10/2018", "RM60.30", "10.00%", "81100", "JOHOR-BAHRU", "ROUNDING", "ADJ", "item", "desc."]  # noqa: E501 - a word list
+_WORDS_GERMAN = ["Berliniſche", "Monatsſchrift", "Zwölftes", "Stück", "Beantwortung", "der", "Frage", "Was", "iſt", "Aufklärung", "Ausgang", "des", "Menſchen", "aus", "ſeiner", "ſelbſt", "verſchuldeten", "Unmündigkeit", "Unvermögen", "ſich", "ſeines", "Verſtandes", "ohne", "Leitung", "eines", "anderen", "zu", "bedienen", "Straße", "groß", "Schloſſe", "nahe", "als", "er", "ein", "kläglich", "Gewimmer", "hoͤheren", "Zuſtandes"]  # noqa: E501 - a word list
 _CONFUSIONS = {"O": "0", "0": "O", "1": "I", "I": "1", "l": "1", "S": "5", "5": "S", "B": "8", "e": "c", "rn": "m",
                "a": "o", "ſ": "f", "ü": "u", "ö": "o"}
 
@@ -241,9 +233,9 @@ def real_pairs(cache_dir: Path) -> dict[str, list[tuple[str, str]]]:
         print(f"\nReal engine output: SKIPPED, the shared data is not at {SHARED_DATA} "
               f"(needs {' and '.join(REAL_DATASETS)}); only the synthetic tables follow.")
         return {}
-    from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
     from pytest_ocrmetrics.datasets.loading import load_dataset
     from pytest_ocrmetrics.engines.base import EngineUnavailable
+    from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
     from pytest_ocrmetrics.engines.registry import default_registry
 
     try:
@@ -353,11 +345,11 @@ def run_failure_message(*, repeats: int, seed: int) -> None:
     (``scoring.messages.failure_message``, whose cost is its aligned excerpt, ``diff.worst_region``) against scoring
     the page
     (``scoring.score_document``, the plugin's default metrics)."""
-    from pytest_ocrmetrics.scoring.messages import failure_message
     from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
-    from pytest_ocrmetrics.scoring.document import score_document
     from pytest_ocrmetrics.metrics.thresholds import Threshold
+    from pytest_ocrmetrics.scoring.document import score_document
+    from pytest_ocrmetrics.scoring.messages import failure_message
 
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -21,8 +21,13 @@ from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.metrics.registry import get_metric
 from pytest_ocrmetrics.metrics.thresholds import Threshold, parse_limit, resolve_threshold
 from pytest_ocrmetrics.scoring.context import OcrTestContext, current_context
-from pytest_ocrmetrics.scoring.document import (DocumentScore, ScoringOptions, not_applicable, score_document,
-                                                with_metrics)
+from pytest_ocrmetrics.scoring.document import (
+    DocumentScore,
+    ScoringOptions,
+    not_applicable,
+    score_document,
+    with_metrics,
+)
 from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS, failure_message
 
 __all__ = [

@@ -10,18 +10,10 @@ from typing import Any, Mapping
 import pytest
 
 import pytest_ocrmetrics.engines.cache as cache_module
-from pytest_ocrmetrics.engines.cache import CachingEngine, OcrCacheWarning, OutputCache
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrEngine, OcrOutput, Word
+from pytest_ocrmetrics.engines.cache import CachingEngine, OcrCacheWarning, OutputCache
 from tests.helpers.engines import PNG_MAGIC, BatchingEngine, CountingEngine, doc
-
-
-
-
-
-
-
-
 
 
 def test_miss_then_hit_returns_the_same_output_marked_cached(tmp_path):

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.cli import main, score_texts
 from pytest_ocrmetrics.metrics.text import cer, wer
 from pytest_ocrmetrics.metrics.word_match import word_match

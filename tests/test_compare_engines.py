@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.cli import main
 from pytest_ocrmetrics.gating import compare_runs
 

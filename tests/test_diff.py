@@ -7,7 +7,8 @@ import string
 import unicodedata
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.scoring import diff
 from pytest_ocrmetrics.scoring.diff import GAP, display_width, visible, worst_region

@@ -16,11 +16,11 @@ from typing import Any, Mapping
 import pytest
 
 from pytest_ocrmetrics.cli import main
-from pytest_ocrmetrics.scoring.diff import display_width
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineSpec, OcrOutput
 from pytest_ocrmetrics.engines.registry import EngineRegistry
 from pytest_ocrmetrics.evaluator import OCRDatasetEvaluator, format_json, format_table, score_sample
+from pytest_ocrmetrics.scoring.diff import display_width
 
 GOLDEN = Path(__file__).parent / "golden"
 LOGGER = "pytest_ocrmetrics.evaluator"

@@ -137,7 +137,7 @@ def test_a_runaway_prediction_is_skipped_not_aligned(tmp_path: Path, caplog: pyt
     assert "the output is 100 characters, more than the 50 scored (set by --ocr-max-output-chars" in message
 
 
-@pytest.mark.parametrize("kwargs, words", [
+@pytest.mark.parametrize(("kwargs", "words"), [
     ({"max_image_pixels": 0}, "max_image_pixels must be a whole number of 1 or more (a limit cannot be turned off"),
     ({"max_output_chars": None}, "max_output_chars must be a whole number of 1 or more"),
     ({"max_output_chars": 2.5}, "max_output_chars must be a whole number of 1 or more"),
@@ -170,7 +170,7 @@ def test_cli_evaluate_takes_both_limits(tmp_path: Path, capsys: pytest.CaptureFi
     assert "more than the 599 allowed" in err and "more than the 50 scored" in err
 
 
-@pytest.mark.parametrize("argv, message", [
+@pytest.mark.parametrize(("argv", "message"), [
     (["--max-image-pixels", "0"], "argument --max-image-pixels: --max-image-pixels must be a whole number of 1 or "
                                   "more (a limit cannot be turned off: give a large number instead), got '0'"),
     (["--max-output-chars", "none"], "argument --max-output-chars: --max-output-chars must be a whole number of 1 "

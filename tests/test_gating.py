@@ -8,8 +8,8 @@ import random
 from pathlib import Path
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run, validate
+
 from pytest_ocrmetrics import gating
 from pytest_ocrmetrics.gating import (
     Baseline,
@@ -651,7 +651,7 @@ def _better_with_a_few_worse() -> tuple[dict, dict]:
     return make_run(old), make_run(new)
 
 
-@pytest.mark.parametrize("policy, listed, failed", [("warn", 3, False), ("fail", 3, True), ("off", 0, False)])
+@pytest.mark.parametrize(("policy", "listed", "failed"), [("warn", 3, False), ("fail", 3, True), ("off", 0, False)])
 def test_a_better_candidate_with_a_few_worse_documents_fails_only_under_fail(policy: str, listed: int,
                                                                             failed: bool) -> None:
     baseline, current = _better_with_a_few_worse()

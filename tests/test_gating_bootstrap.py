@@ -16,8 +16,8 @@ import warnings
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.gating import bootstrap, compare_runs
 from pytest_ocrmetrics.gating.bootstrap import MetricSeries, paired_bootstrap_intervals
 

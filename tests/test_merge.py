@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from ocr_run_factory import make_doc, make_run, validate
+
 from pytest_ocrmetrics.cli import main
 from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
 from pytest_ocrmetrics.runfile.results import RunResults
@@ -70,12 +70,12 @@ def test_shards_are_balanced_and_depend_on_the_dataset_name() -> None:
     assert other < 0.35 * len(ids)  # another dataset's document of the same name is split on its own
 
 
-@pytest.mark.parametrize("text,expected", [("1/1", Shard(1, 1)), ("3/4", Shard(3, 4)), (" 2 / 5 ", Shard(2, 5))])
+@pytest.mark.parametrize(("text", "expected"), [("1/1", Shard(1, 1)), ("3/4", Shard(3, 4)), (" 2 / 5 ", Shard(2, 5))])
 def test_parse_shard(text: str, expected: Shard) -> None:
     assert parse_shard(text) == expected
 
 
-@pytest.mark.parametrize("text,message", [
+@pytest.mark.parametrize(("text", "message"), [
     ("0/2", "K must be 1 to N"), ("3/2", "K must be 1 to N"), ("1/0", "N must be at least 1"),
     ("2", "is not K/N"), ("a/b", "is not K/N"), ("1/2/3", "is not K/N"), ("-1/2", "is not K/N"),
     ("1/2\x1b[31m", "is not K/N"),

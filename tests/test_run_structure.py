@@ -140,7 +140,7 @@ def test_the_confusion_items_are_left_to_the_full_schema() -> None:
         validate_run(run, schema=True)
 
 
-@pytest.mark.parametrize("token,shown", [("NaN", "NaN"), ("Infinity", "Infinity"), ("-Infinity", "-Infinity"),
+@pytest.mark.parametrize(("token", "shown"), [("NaN", "NaN"), ("Infinity", "Infinity"), ("-Infinity", "-Infinity"),
                                          ("1e999", "Infinity"), ("1E+0400", "Infinity"), ("9" * 400 + ".5", "Infinity")])
 @pytest.mark.parametrize("where", ["documents/2/metrics/cer", "documents/2/counts/cer/errors",
                                    "summary/0/metrics/cer/p95"])

@@ -156,7 +156,7 @@ class Document:
     def _source(self) -> str:
         return f" ({self.source})" if self.source else ""
 
-    def with_image_bytes(self) -> "Document":
+    def with_image_bytes(self) -> Document:
         """This document carrying its image bytes (read once now, see :meth:`image_bytes`) in ``image_data``.
 
         Whoever holds the copy (the output cache, then the engine) sees the same bytes, even if the file changes.

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pytest_ocrmetrics.core import cleanup
+
 __all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic",
            "write_lines_atomic", "xml_safe", "ReportPathError", "report_target"]
 

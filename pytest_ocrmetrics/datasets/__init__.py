@@ -13,8 +13,14 @@ from __future__ import annotations
 
 from pytest_ocrmetrics.datasets.base import Dataset, DatasetError, DatasetLoader, SkippedEntry
 from pytest_ocrmetrics.datasets.label_file import DatasetWarning
-from pytest_ocrmetrics.datasets.loading import (LOADERS, dataset_name, detect_format, load_dataset,
-                                                rebase_dataset_argument, split_dataset_argument)
+from pytest_ocrmetrics.datasets.loading import (
+                                                LOADERS,
+                                                dataset_name,
+                                                detect_format,
+                                                load_dataset,
+                                                rebase_dataset_argument,
+                                                split_dataset_argument,
+)
 
 __all__ = [
     "Dataset",

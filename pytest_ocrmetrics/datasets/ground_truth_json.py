@@ -32,7 +32,6 @@ from pytest_ocrmetrics.datasets.base import (
     json_error_message,
     nested_too_deep,
     parse_json,
-    read_text,
     resolve_inside,
 )
 

@@ -26,9 +26,9 @@ from pytest_ocrmetrics.datasets.base import (
     entry_error,
     finish,
     json_error_message,
+    jsonl_lines,
     nested_too_deep,
     parse_json,
-    jsonl_lines,
     resolve_inside,
 )
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
@@ -38,7 +39,6 @@ from pytest_ocrmetrics.datasets.base import (
     read_regular_head,
     resolve_inside,
 )
-from pytest_ocrmetrics.core.documents import Document
 
 __all__ = ["LabelFileLoader", "DatasetWarning", "label_files_in"]
 

@@ -24,6 +24,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
@@ -37,7 +38,6 @@ from pytest_ocrmetrics.datasets.base import (
     nested_too_deep,
     read_regular_head,
 )
-from pytest_ocrmetrics.core.documents import Document
 
 if TYPE_CHECKING:  # the facts package is imported when such a folder is loaded, not by every run
     from pytest_ocrmetrics.metrics.facts import Fact

@@ -36,6 +36,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
@@ -50,7 +51,6 @@ from pytest_ocrmetrics.datasets.base import (
     read_regular_head,
     resolve_inside,
 )
-from pytest_ocrmetrics.core.documents import Document
 
 __all__ = ["OmniDocBenchLoader", "IMAGES_DIR", "page_tags", "is_omnidocbench_json", "prediction_stem"]
 

@@ -25,6 +25,7 @@ import json
 import os
 from pathlib import Path
 
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.datasets.base import (
     Dataset,
     DatasetError,
@@ -35,7 +36,6 @@ from pytest_ocrmetrics.datasets.base import (
     nested_too_deep,
     parse_json,
 )
-from pytest_ocrmetrics.core.documents import Document
 
 __all__ = ["SidecarLoader", "IMAGE_SUFFIXES", "GT_SUFFIX", "FIELDS_SUFFIX", "strip_trailing_newline"]
 

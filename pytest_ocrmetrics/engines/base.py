@@ -83,7 +83,7 @@ class OcrOutput:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "OcrOutput":
+    def from_dict(cls, data: Mapping[str, Any]) -> OcrOutput:
         words = data.get("words")
         return cls(
             text=data["text"],

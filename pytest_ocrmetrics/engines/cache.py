@@ -38,8 +38,8 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.datasets.base import NotRegularFileError, file_kind, read_regular
 from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.datasets.base import NotRegularFileError, file_kind, read_regular
 from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, Word, with_image_bytes
 
 __all__ = [

@@ -43,13 +43,13 @@ from typing import Any, Mapping, Sequence
 from pytest_ocrmetrics.core import cleanup
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import (
-    image_decode_problem,
-    read_image,
     EngineError,
     EngineOptionError,
     EngineSpec,
     EngineUnavailable,
     OcrOutput,
+    image_decode_problem,
+    read_image,
 )
 from pytest_ocrmetrics.engines.deepseek_postprocess import BOX_GRID, parse_deepseek_output
 from pytest_ocrmetrics.engines.openai_compat import (

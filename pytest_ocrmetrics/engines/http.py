@@ -316,7 +316,7 @@ def read_body(response: Any, deadline: _Deadline, limit: int = MAX_RESPONSE_BYTE
             sock.settimeout(remaining)
         try:
             chunk = read(_READ_CHUNK)
-        except (socket.timeout, TimeoutError):  # the socket waited for exactly the time that was left
+        except TimeoutError:  # the socket waited for exactly the time that was left
             raise _DeadlinePassed() from None
         except http_client_errors(OSError):
             if deadline.fired.is_set():  # the watchdog shut the socket down mid-read
@@ -538,7 +538,7 @@ class JsonHttpClient:
                 retry_after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
                 raise _Retryable(reason, retry_after_s=retry_after, status=status) from None
             raise HttpStatusError(f"{method} {url} failed: {reason}", status) from None
-        except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError, OSError) as exc:
+        except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as exc:
             cause = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             if deadline.fired.is_set() or isinstance(cause, (socket.timeout, TimeoutError)):
                 raise timeout() from None

@@ -217,7 +217,7 @@ class Prefetcher:
             for thread in self._threads:
                 thread.join()
 
-    def __enter__(self) -> "Prefetcher":
+    def __enter__(self) -> Prefetcher:
         self.start()
         return self
 

@@ -41,8 +41,6 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import (
-    image_decode_problem,
-    read_image,
     Box,
     EngineError,
     EngineOptionError,
@@ -50,6 +48,8 @@ from pytest_ocrmetrics.engines.base import (
     EngineUnavailable,
     OcrOutput,
     Word,
+    image_decode_problem,
+    read_image,
 )
 from pytest_ocrmetrics.engines.settings import bool_setting, float_setting, int_setting
 
@@ -135,7 +135,7 @@ class RapidOcrSettings:
     rec_keys: Path | None = None
 
     @classmethod
-    def from_options(cls, options: Mapping[str, str]) -> "RapidOcrSettings":
+    def from_options(cls, options: Mapping[str, str]) -> RapidOcrSettings:
         limit_type = options.get("det_limit_type", "").strip().lower() or "min"
         if limit_type not in ("min", "max"):
             raise EngineOptionError(f"rapidocr.det_limit_type must be min or max, got {options['det_limit_type']!r}")

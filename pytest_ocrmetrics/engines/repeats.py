@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, with_image_bytes
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 
 __all__ = ["RepeatingEngine", "OcrRepeatsWarning", "combine_repeats", "not_repeated_message"]
 

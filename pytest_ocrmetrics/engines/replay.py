@@ -45,9 +45,9 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
+from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.datasets.base import closest_existing_path, parse_json
 from pytest_ocrmetrics.datasets.sidecar import strip_trailing_newline
-from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineSpec, OcrOutput
 
 __all__ = ["ReplayEngine", "SPEC", "check", "create"]

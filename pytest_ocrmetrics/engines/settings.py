@@ -19,10 +19,10 @@ import json
 import math
 import os
 import re
-from typing import Any, Iterable, Mapping, TypeVar
+from typing import Any, Mapping, TypeVar
 
-from pytest_ocrmetrics.engines.base import EngineOptionError
 from pytest_ocrmetrics.core.hints import did_you_mean
+from pytest_ocrmetrics.engines.base import EngineOptionError
 
 __all__ = [
     "did_you_mean",

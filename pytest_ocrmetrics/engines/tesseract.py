@@ -45,15 +45,15 @@ from typing import Any, Iterator, Mapping
 from pytest_ocrmetrics.core import cleanup
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import (
-    image_decode_problem,
-    image_temp_file,
-    read_image,
     EngineError,
     EngineOptionError,
     EngineSpec,
     EngineUnavailable,
     OcrOutput,
     Word,
+    image_decode_problem,
+    image_temp_file,
+    read_image,
 )
 from pytest_ocrmetrics.engines.settings import float_setting, int_setting
 
@@ -289,7 +289,7 @@ class TesseractEngine:
                     f"tesseract failed on {str(image)!r} (document {document.id!r}): "
                     f"{exc.message or f'exit status {exc.status}'}"
                 ) from None
-            except UnicodeDecodeError as exc:  # pytesseract decoding an error output that is not UTF-8 (Leptonica
+            except UnicodeDecodeError:  # pytesseract decoding an error output that is not UTF-8 (Leptonica
                 # echoes a damaged image's bytes): what the file looked like says more than the decoder's complaint
                 raise EngineError(
                     f"tesseract failed on {str(image)!r} (document {document.id!r}): "

@@ -566,7 +566,7 @@ class OCRDatasetEvaluator:
             self._engine.close()
             self._owns_engine = False
 
-    def __enter__(self) -> "OCRDatasetEvaluator":
+    def __enter__(self) -> OCRDatasetEvaluator:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -59,6 +59,13 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; at run time each name is 
     )
     from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
     from pytest_ocrmetrics.gating.gates import OPERATORS, STATISTICS, Gate, GateResult, evaluate_gates, parse_gate
+    from pytest_ocrmetrics.gating.tolerances import (
+        Tolerance,
+        ToleranceLike,
+        parse_tolerance,
+        resolve_tolerances,
+        tolerance_for,
+    )
     from pytest_ocrmetrics.runfile.read import (
         SCORED_OUTCOMES,
         DocumentKey,
@@ -68,13 +75,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; at run time each name is 
         load_run,
         scored_documents,
         validate_run,
-    )
-    from pytest_ocrmetrics.gating.tolerances import (
-        Tolerance,
-        ToleranceLike,
-        parse_tolerance,
-        resolve_tolerances,
-        tolerance_for,
     )
 
 # the package is imported by every run that writes a verdict (gating.verdict); the comparison, bootstrap and gate

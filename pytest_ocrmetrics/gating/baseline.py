@@ -19,8 +19,8 @@ from pytest_ocrmetrics.gating.comparison import (
     normalization_mismatch,
 )
 from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
-from pytest_ocrmetrics.runfile.read import DocumentKey, RunFileError, load_run, scored_documents
 from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, resolve_tolerances
+from pytest_ocrmetrics.runfile.read import DocumentKey, RunFileError, load_run, scored_documents
 
 __all__ = ["Baseline"]
 
@@ -40,12 +40,12 @@ class Baseline:
     documents: Mapping[DocumentKey, Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def from_run(cls, run: Mapping[str, Any], path: Path | None = None) -> "Baseline":
+    def from_run(cls, run: Mapping[str, Any], path: Path | None = None) -> Baseline:
         """A baseline from a run already in memory (``path`` only names it in messages)."""
         return cls(run, path, scored_documents(run))
 
     @classmethod
-    def load(cls, path: str | Path, *, schema: bool = True) -> "Baseline":
+    def load(cls, path: str | Path, *, schema: bool = True) -> Baseline:
         """Read a JSON run file; a missing, unreadable or invalid file raises :class:`RunFileError` naming it.
         ``schema=False`` checks only its structure (:func:`~pytest_ocrmetrics.runfile.read.load_run`)."""
         path = Path(path)

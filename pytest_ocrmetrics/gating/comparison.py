@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from pytest_ocrmetrics.gating._numbers import EPS, finite, fmt_delta, fmt_number
-from pytest_ocrmetrics.gating.facts import FactChange, document_facts, fact_changes
 from pytest_ocrmetrics.gating.bootstrap import metric_series, paired_bootstrap_intervals
-from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
-from pytest_ocrmetrics.runfile.read import DocumentKey, doc_key, scored_documents
+from pytest_ocrmetrics.gating.facts import FactChange, document_facts, fact_changes
 from pytest_ocrmetrics.gating.tolerances import Tolerance, ToleranceLike, resolve_tolerances, tolerance_for
 from pytest_ocrmetrics.metrics.registry import METRICS, regression
+from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
+from pytest_ocrmetrics.runfile.read import DocumentKey, doc_key, scored_documents
 
 __all__ = ["Regression", "Improvement", "AggregateDelta", "DocumentRef", "Comparison", "compare_runs",
            "parse_significance", "describe_normalization", "normalization_mismatch", "DOCUMENT_REGRESSION_POLICIES",

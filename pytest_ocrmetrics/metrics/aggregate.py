@@ -32,9 +32,9 @@ import math
 import random
 import sys
 from array import array
+from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from pytest_ocrmetrics.metrics.rates import json_float

@@ -42,8 +42,8 @@ import pytest
 
 from pytest_ocrmetrics.plugin import hookspecs
 from pytest_ocrmetrics.plugin.fixtures import ocr_case, ocr_document, ocr_engine, ocr_output, ocr_score
-from pytest_ocrmetrics.plugin.options import add_options, ocr_options_given, register_markers
 from pytest_ocrmetrics.plugin.keys import CASE_ARG, ITEM_STATE, STATE, active_state
+from pytest_ocrmetrics.plugin.options import add_options, ocr_options_given, register_markers
 
 __all__ = [
     "GC_FREEZE_EVERY",  # read from pytest_ocrmetrics.plugin.scheduling: change it there

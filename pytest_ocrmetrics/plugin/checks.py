@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.scoring.context import OcrTestContext
-from pytest_ocrmetrics.scoring.messages import failure_message
 from pytest_ocrmetrics.engines.base import EngineError, EngineUnavailable, OcrOutput
 from pytest_ocrmetrics.metrics.registry import METRICS, unknown_metric_message
+from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds, parse_limit
 from pytest_ocrmetrics.plugin.keys import ITEM_STATE, plugin_state
 from pytest_ocrmetrics.plugin.state import ItemState, PluginState
-from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrCase, printable_id
+from pytest_ocrmetrics.scoring.context import OcrTestContext
 from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError, not_applicable, with_metrics
-from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds, parse_limit
+from pytest_ocrmetrics.scoring.messages import failure_message
+from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrCase, printable_id
 
 
 class OcrTruncatedWarning(UserWarning):

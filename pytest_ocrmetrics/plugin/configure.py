@@ -17,15 +17,15 @@ from pytest_ocrmetrics.engines.base import EngineOptionError
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.metrics.registry import METRIC_DEFINITIONS
 from pytest_ocrmetrics.plugin.items import cli_datasets, no_engine_hint
-from pytest_ocrmetrics.plugin.settings import OcrSettings
+from pytest_ocrmetrics.plugin.keys import STATE
 from pytest_ocrmetrics.plugin.progress import register_progress
 from pytest_ocrmetrics.plugin.scheduling import ShardHooks, XdistHooks, unfreeze_gc
 from pytest_ocrmetrics.plugin.session import SessionHooks
-from pytest_ocrmetrics.plugin.keys import STATE
+from pytest_ocrmetrics.plugin.settings import OcrSettings
 from pytest_ocrmetrics.plugin.state import CollectionState, PluginState, RunConfig, RunOutcome
 from pytest_ocrmetrics.runfile.results import RunResults
-from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
 from pytest_ocrmetrics.scoring.document import ScoringOptions, with_metrics
+from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
 
 
 def start_run(config: pytest.Config) -> PluginState:

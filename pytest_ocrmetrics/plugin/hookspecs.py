@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from pytest_ocrmetrics.engines.registry import EngineRegistry
 
 
-def pytest_ocrmetrics_register_engines(registry: "EngineRegistry") -> None:
+def pytest_ocrmetrics_register_engines(registry: EngineRegistry) -> None:
     """Register third-party OCR engines; called once per session, before any engine is created.
 
     Example ``conftest.py``::

@@ -12,15 +12,21 @@ from typing import Any, Iterator
 
 import pytest
 
-from pytest_ocrmetrics.scoring.messages import fact_failure_line
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, split_dataset_argument
 from pytest_ocrmetrics.engines.base import EngineError
-from pytest_ocrmetrics.plugin.checks import (check_thresholds, fact_regressions, fail_unchecked_facts, item_state_for,
-                                             marker_limits, recognize)
+from pytest_ocrmetrics.plugin.checks import (
+    check_thresholds,
+    fact_regressions,
+    fail_unchecked_facts,
+    item_state_for,
+    marker_limits,
+    recognize,
+)
 from pytest_ocrmetrics.plugin.keys import CASE_ARG, ITEM_STATE, plugin_state
 from pytest_ocrmetrics.plugin.state import BrokenDataset, ItemState, LastPage, PageKey, PluginState
-from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner, printable_id
 from pytest_ocrmetrics.scoring.document import DocumentScore, ScoringError
+from pytest_ocrmetrics.scoring.messages import fact_failure_line
+from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner, printable_id
 
 
 class OcrFactItemsWarning(UserWarning):

@@ -11,8 +11,8 @@ import pytest
 
 from pytest_ocrmetrics import __version__
 from pytest_ocrmetrics.metrics.registry import METRICS
-from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
 from pytest_ocrmetrics.plugin.keys import plugin_state
+from pytest_ocrmetrics.plugin.scheduling import freeze_survivors
 from pytest_ocrmetrics.plugin.state import PendingTest, PluginState, RunOutcome, WrittenReports
 from pytest_ocrmetrics.scoring.messages import METRIC_NEEDS
 from pytest_ocrmetrics.scoring.runner import printable_id

@@ -13,8 +13,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import pytest
 
-from pytest_ocrmetrics.plugin.options import (COLUMN_STATISTICS, DOCUMENT_REGRESSION_MODES, FIELD_COMPARE_MODES,
-                                              JUNIT_PROPERTY_MODES, PROGRESS_MODES, SUMMARY_MODES)
+from pytest_ocrmetrics.plugin.options import (
+    COLUMN_STATISTICS,
+    DOCUMENT_REGRESSION_MODES,
+    FIELD_COMPARE_MODES,
+    JUNIT_PROPERTY_MODES,
+    PROGRESS_MODES,
+    SUMMARY_MODES,
+)
 
 if TYPE_CHECKING:
     from pytest_ocrmetrics.runfile.sharding import Shard
@@ -287,7 +293,7 @@ class OcrSettings:
     max_output_chars: int = 2_000_000  # scoring.document.MAX_SCORED_CHARACTERS, without its import
 
     @classmethod
-    def from_config(cls, config: pytest.Config) -> "OcrSettings":
+    def from_config(cls, config: pytest.Config) -> OcrSettings:
         invocation = Path(config.invocation_params.dir)
         ini_base = Path(config.inipath).parent if config.inipath else config.rootpath
         datasets = _datasets(config, ini_base)

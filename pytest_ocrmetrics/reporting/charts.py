@@ -29,9 +29,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
+from pytest_ocrmetrics.core.safe_text import clean_text, show_controls
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.reporting.common import format_delta, format_value
-from pytest_ocrmetrics.core.safe_text import clean_text, show_controls
 
 __all__ = ["Bin", "PairedPoint", "Bar", "escape", "nice_step", "histogram_bins", "choose_points", "histogram_svg",
            "scatter_svg", "bars_svg", "tick_label"]

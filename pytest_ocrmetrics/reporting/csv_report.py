@@ -27,8 +27,8 @@ import io
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_ocrmetrics.reporting.common import run_metrics
 from pytest_ocrmetrics.core.safe_text import show_controls, write_text_atomic
+from pytest_ocrmetrics.reporting.common import run_metrics
 
 __all__ = ["render_csv", "write_csv", "csv_columns"]
 

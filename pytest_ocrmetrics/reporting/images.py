@@ -49,7 +49,7 @@ class ImageFinder:
 
     @classmethod
     def for_run(cls, run: Mapping[str, Any], *, image_root: str | os.PathLike[str] | None = None,
-                run_folder: str | os.PathLike[str] | None = None) -> "ImageFinder":
+                run_folder: str | os.PathLike[str] | None = None) -> ImageFinder:
         """The finder for ``run`` (a run file's dict): its ``datasets`` roots, ``image_root`` (``--image-root``) and
         the run file's folder."""
         datasets = run.get("datasets")

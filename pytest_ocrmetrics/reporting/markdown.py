@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pytest_ocrmetrics.core.safe_text import show_controls, write_text_atomic
 from pytest_ocrmetrics.gating import AggregateDelta, Comparison, Improvement
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.reporting.common import (
@@ -38,7 +39,6 @@ from pytest_ocrmetrics.reporting.common import (
     skipped_entries,
     worst_first,
 )
-from pytest_ocrmetrics.core.safe_text import show_controls, write_text_atomic
 
 __all__ = ["render_markdown", "write_markdown", "md_escape"]
 

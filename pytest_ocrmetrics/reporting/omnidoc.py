@@ -12,8 +12,8 @@ import html
 import math
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.core.safe_text import show_controls
+from pytest_ocrmetrics.metrics.registry import METRICS
 
 __all__ = ["OMNIDOC_METRIC_NAMES", "omnidoc_lines", "omnidoc_blocks_html", "MAX_BLOCK_TEXT", "MAX_BLOCKS"]
 

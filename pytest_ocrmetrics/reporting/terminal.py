@@ -14,10 +14,10 @@ from typing import Any, Mapping, Sequence
 
 import regex
 
-from pytest_ocrmetrics.scoring.diff import display_width, visible
+from pytest_ocrmetrics.core.safe_text import clean_text
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
 from pytest_ocrmetrics.reporting.common import engine_order, format_delta, format_value
-from pytest_ocrmetrics.core.safe_text import clean_text
+from pytest_ocrmetrics.scoring.diff import display_width, visible
 from pytest_ocrmetrics.scoring.document import DEFAULT_TEXT_METRICS
 
 __all__ = ["render_summary", "render_table", "paired_engine_lines"]

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
 from pytest_ocrmetrics.runfile.read import SCORED_OUTCOMES
-from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.runfile.record import Run, build_merged_run
 from pytest_ocrmetrics.runfile.results import RunResults, facts_of
 

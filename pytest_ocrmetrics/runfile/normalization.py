@@ -6,7 +6,6 @@ from typing import Any, Mapping
 
 from pytest_ocrmetrics.metrics.normalize import get_profile
 
-
 #: What a run file's ``normalization`` object means when a key is absent (files of pytest-ocrmetrics 0.1.0).
 _ABSENT = {"field_compare": "normalized", "definitions": 1}
 #: word matching (crr, word_f1) when ``word_match`` or one of its keys is absent: what every run used before it was

@@ -313,7 +313,7 @@ def check_run_structure(run: Any, source: str = "run") -> dict[str, Any]:
     >>> check_run_structure({"schema": "pytest-ocrmetrics/1"}, "x.json")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    pytest_ocrmetrics.runfile.read.RunFileError: x.json is not a pytest-ocrmetrics run file: at (top level): 'created' is a required property; ...
+    pytest_ocrmetrics.runfile.read.RunFileError: x.json is not a pytest-ocrmetrics run file: at (top level): ...
     """
     try:
         _check_structure(run)
@@ -326,6 +326,21 @@ def check_run_structure(run: Any, source: str = "run") -> dict[str, Any]:
 
 def _check_structure(run: Any) -> None:
     run = _object(run, (), ("schema", "created", "environment", "normalization", "documents", "summary"))
+    _check_header(run)
+    for index, doc in enumerate(_array(run["documents"], ("documents",))):
+        _document(doc, ("documents", index))
+    for key in ("summary", "summary_by_tag"):
+        if key in run:
+            for index, row in enumerate(_array(run[key], (key,))):
+                _summary_row(row, (key, index))
+                if key == "summary_by_tag":
+                    _object(row, (key, index), ("tag",))
+                    _string(row["tag"], (key, index, "tag"))
+    _check_optional_entries(run)
+
+
+def _check_header(run: Mapping[str, Any]) -> None:
+    """The run's schema id, creation time, environment and normalization."""
     if run["schema"] != "pytest-ocrmetrics/1":
         raise _Problem(("schema",), "'pytest-ocrmetrics/1' was expected")
     _string(run["created"], ("created",))
@@ -339,15 +354,11 @@ def _check_structure(run: Any) -> None:
     for key, allowed in (("unit", ("grapheme", "codepoint")), ("tokenizer", ("whitespace", "unicode"))):
         if normalization[key] not in allowed or type(normalization[key]) is not str:
             raise _Problem(("normalization", key), f"{_shown(normalization[key])} is not one of {list(allowed)}")
-    for index, doc in enumerate(_array(run["documents"], ("documents",))):
-        _document(doc, ("documents", index))
-    for key in ("summary", "summary_by_tag"):
-        if key in run:
-            for index, row in enumerate(_array(run[key], (key,))):
-                _summary_row(row, (key, index))
-                if key == "summary_by_tag":
-                    _object(row, (key, index), ("tag",))
-                    _string(row["tag"], (key, index, "tag"))
+
+
+def _check_optional_entries(run: Mapping[str, Any]) -> None:
+    """The entries a run file may hold: shard, bootstrap, interruption, counts, skipped entries, collection errors,
+    dataset folders, facts and the baseline comparison."""
     for key, fields in (("shard", ("index", "count")), ("bootstrap", ("seed", "resamples"))):
         if key in run:
             entry = _object(run[key], (key,), fields)

@@ -408,7 +408,7 @@ class RunResults:
         return [{"tag": tag, **self._row(engine, dataset, groups[(tag, engine, dataset)], resamples)}
                 for tag, engine, dataset in sorted(groups)]
 
-    def _row(self, engine: str, dataset: str, group: "_Group", resamples: int) -> dict[str, Any]:
+    def _row(self, engine: str, dataset: str, group: _Group, resamples: int) -> dict[str, Any]:
         """One summary row from a group's running totals."""
         accumulators = group.accumulators
         # one set of bootstrap resamples for all metrics of this group (the costly part of a summary)
@@ -484,7 +484,7 @@ def facts_of(documents: Sequence[Mapping[str, Any]], *, seed: int, resamples: in
     return {"facts_summary": summary, "facts": facts} if summary else None
 
 
-def _group(groups: dict[tuple[str, ...], "_Group"], key: tuple[str, ...]) -> "_Group":
+def _group(groups: dict[tuple[str, ...], _Group], key: tuple[str, ...]) -> _Group:
     group = groups.get(key)
     if group is None:
         group = groups[key] = _Group()

@@ -20,7 +20,7 @@ __all__ = ["DocumentScore", "ScoringOptions", "ScoringError", "score_document", 
            "output_too_long_reason", "OUTPUT_LIMIT_SETTING", "not_applicable"]
 
 
-def not_applicable(score: "DocumentScore", metric: str) -> bool:
+def not_applicable(score: DocumentScore, metric: str) -> bool:
     """Whether ``metric`` does not apply to the scored document by its nature (an OmniDocBench page without a table
     has no ``table_teds``): a threshold on it is neither failed nor reported as unchecked.
 

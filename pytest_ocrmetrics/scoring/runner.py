@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
-from pytest_ocrmetrics.datasets import Dataset, DatasetError, load_dataset
 from pytest_ocrmetrics.core.documents import MAX_IMAGE_PIXELS, Document
+from pytest_ocrmetrics.datasets import Dataset, DatasetError, load_dataset
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable, OcrEngine, OcrOutput
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.registry import EngineRegistry, parse_engine_options
 from pytest_ocrmetrics.engines.repeats import OcrRepeatsWarning, RepeatingEngine, not_repeated_message
 from pytest_ocrmetrics.scoring.document import ScoringOptions, check_output_length

@@ -193,7 +193,7 @@ def test_a_ground_truth_json_that_is_a_fifo_or_dev_zero_says_what_it_is(tmp_path
         "or never end).")
 
 
-@pytest.mark.parametrize("name, kind", [("manifest.jsonl", "manifest"), ("labels.tsv", "label file")])
+@pytest.mark.parametrize(("name", "kind"), [("manifest.jsonl", "manifest"), ("labels.tsv", "label file")])
 def test_a_manifest_or_label_file_that_is_a_fifo_is_refused(tmp_path: Path, name: str, kind: str) -> None:
     root = tmp_path / "set"
     root.mkdir()
@@ -226,7 +226,7 @@ def test_one_entry_nested_100000_deep_errors_only_its_document(tmp_path: Path) -
     assert [d.reference_text for d in dataset] == ['A [x] "}', None, "C"]
 
 
-@pytest.mark.parametrize("text, expected", [
+@pytest.mark.parametrize(("text", "expected"), [
     (DEEP, "the file is nested deeper than Python's JSON parser allows"),
     ('{"a.png": ' + DEEP + ', "c.png": {"full_text": "C"}', "invalid JSON at line 1, column 200040: Expecting ',' "
                                                             "delimiter"),

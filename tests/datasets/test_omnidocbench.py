@@ -153,7 +153,7 @@ def test_pages_without_an_id_or_repeated_are_skipped_with_a_reason(tmp_path: Pat
     assert "page 7: 'page_info.image_path' must name the page's image, got a string" in reasons[5]
 
 
-@pytest.mark.parametrize("content,message", [
+@pytest.mark.parametrize(("content", "message"), [
     ("[{\"page_info\": ", "invalid JSON at line 1"),
     ('[{"layout_dets": ' + "[" * 100_000 + "]" * 100_000 + "}]", "nested deeper than Python's JSON parser allows"),
 ])

@@ -6,7 +6,6 @@ import json
 import re
 from pathlib import Path
 
-
 from pytest_ocrmetrics.datasets import load_dataset
 from tests.dataset_errors import entry_error
 

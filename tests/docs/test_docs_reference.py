@@ -34,7 +34,7 @@ METRICS = importlib.import_module(GEN.METRICS_MODULE).METRICS
 PARSER = importlib.import_module(GEN.CLI_MODULE).build_parser()
 
 
-@pytest.mark.parametrize("option,ini", [(o[0], o[1]) for o in OPTIONS])
+@pytest.mark.parametrize(("option", "ini"), [(o[0], o[1]) for o in OPTIONS])
 def test_every_option_and_ini_key_is_in_the_options_page(option: str, ini: str) -> None:
     lines = PAGES[GEN.OPTIONS_PAGE].splitlines()
     rows = [line for line in lines if line.startswith((f"| `{option}=", f"| `{option}` "))]
@@ -89,7 +89,7 @@ def test_the_hooks_page_renders_the_hook_specs_module() -> None:
     assert f"::: {GEN.HOOKS_MODULE}" in PAGES[GEN.HOOKS_PAGE]
 
 
-@pytest.mark.parametrize("slug,title,module", GEN.API_MODULES)
+@pytest.mark.parametrize(("slug", "title", "module"), GEN.API_MODULES)
 def test_every_api_module_exists_and_has_its_page(slug: str, title: str, module: str) -> None:
     importlib.import_module(module)
     assert PAGES[f"{GEN.API_DIR}/{slug}.md"].count(f"::: {module}") == 1

@@ -10,15 +10,12 @@ import pytest
 from pytest_ocrmetrics.core.documents import Document
 from tests.helpers.servers import load_fake_server
 
-
-
-
 fake_server = load_fake_server()
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
-def chat_server() -> Iterator["fake_server.FakeChatServer"]:
+def chat_server() -> Iterator[fake_server.FakeChatServer]:
     """A started :class:`FakeChatServer` (answers at once; set ``latency_s`` or inject faults per test)."""
     with fake_server.FakeChatServer() as server:
         yield server

@@ -106,7 +106,7 @@ class FakeChatServer:
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
 
-    def start(self) -> "FakeChatServer":
+    def start(self) -> FakeChatServer:
         server = _QuietServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
@@ -123,7 +123,7 @@ class FakeChatServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeChatServer":
+    def __enter__(self) -> FakeChatServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

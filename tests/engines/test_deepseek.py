@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.base import EngineOptionError, EngineUnavailable, OcrEngine, Word
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.deepseek import (
     DEEPSEEK_SPEC,
     DEFAULT_VLLM_XARGS,

@@ -84,7 +84,7 @@ def test_image_temp_file_holds_exactly_the_bytes_and_is_removed() -> None:
 
 
 @pytest.mark.parametrize(
-    "head, expected",
+    ("head", "expected"),
     [
         (b"\x89PNG\r\n\x1a\n\x00", "PNG"),
         (b"\xff\xd8\xff\xe0", "JPEG"),

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, OcrEngine
+from pytest_ocrmetrics.engines.cache import CachingEngine, OutputCache
 from pytest_ocrmetrics.engines.openai_compat import (
     DEFAULT_MARKDOWN_PROMPT,
     DEFAULT_PROMPT,
@@ -240,7 +240,7 @@ def test_fields_mode_cache_key_changes_with_the_field_names(chat_server, make_do
     assert cache.key(a, text_engine) == cache.key(b, text_engine)
 
 
-@pytest.mark.parametrize("answer,text", [
+@pytest.mark.parametrize(("answer", "text"), [
     ("```markdown\n# Title\n\n<table><tr><td>1</td></tr></table>\n```", "# Title\n\n<table><tr><td>1</td></tr></table>"),
     ("# Title\n\n$$\nE = mc^2\n$$", "# Title\n\n$$\nE = mc^2\n$$"),  # no fence: kept as it is
     ("Intro\n\n```python\nx = 1\n```", "Intro\n\n```python\nx = 1\n```"),  # a code block of the page stays

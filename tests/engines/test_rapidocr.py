@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.datasets import load_dataset
 from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.datasets import load_dataset
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError, EngineUnavailable
 from pytest_ocrmetrics.engines.rapidocr import RapidOcrEngine, RapidOcrSettings, reading_order
 from pytest_ocrmetrics.engines.registry import default_registry

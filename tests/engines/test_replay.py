@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ocrmetrics.datasets import load_dataset
 from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.datasets import load_dataset
 from pytest_ocrmetrics.engines.base import EngineError, EngineOptionError
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.engines.replay import ReplayEngine

@@ -9,8 +9,7 @@ import string
 import pytest
 from rapidfuzz import fuzz
 
-from pytest_ocrmetrics.metrics.facts import check_fact, parse_fact
-from pytest_ocrmetrics.metrics.facts import model
+from pytest_ocrmetrics.metrics.facts import check_fact, model, parse_fact
 
 _WORDS = random.Random(7)
 _VOCABULARY = ["".join(_WORDS.choice(string.ascii_lowercase) for _ in range(_WORDS.randint(2, 9)))

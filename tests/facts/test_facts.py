@@ -120,7 +120,7 @@ def test_repeats_strict_majority_and_flaky() -> None:
 
 
 # -- errors -----------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("data, message", [
+@pytest.mark.parametrize(("data", "message"), [
     ({"id": "x", "type": "presnt", "text": "a"}, "unknown fact type 'presnt' (did you mean 'present'?)"),
     ({"id": "x", "type": "present", "txt": "a"}, "unknown field 'txt' for a present fact; did you mean 'text'?"),
     ({"id": "x", "type": "present", "text": "a", "max_diffs": -1}, "'max_diffs' must be a whole number >= 0"),

@@ -26,7 +26,7 @@ ROWS = [["x", 10.0, 20.0, 12.5, 30.0], ["2", 22.5, 12.0, 8.0, 20.0]]
 
 
 class _Page:
-    def __init__(self, browser: "_StandInBrowser") -> None:
+    def __init__(self, browser: _StandInBrowser) -> None:
         self.browser = browser
 
     def set_content(self, html: str) -> None:

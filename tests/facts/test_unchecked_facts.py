@@ -11,8 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from pytest_ocrmetrics.metrics.facts import check_fact, parse_fact
-from pytest_ocrmetrics.metrics.facts import model
+from pytest_ocrmetrics.metrics.facts import check_fact, model, parse_fact
 from pytest_ocrmetrics.metrics.facts.model import FactVerdict
 from pytest_ocrmetrics.metrics.facts.summary import facts_summary, headline_text, run_facts
 
@@ -162,11 +161,11 @@ def test_a_fact_not_checked_on_either_side_is_no_regression_nor_fix() -> None:
 
 
 def test_a_threshold_failure_lists_failed_facts_not_the_ones_not_checked(without_facts_extra: None) -> None:
-    from pytest_ocrmetrics.scoring.messages import failure_message
     from pytest_ocrmetrics.core.documents import Document
     from pytest_ocrmetrics.engines.base import OcrOutput
-    from pytest_ocrmetrics.scoring.document import score_document
     from pytest_ocrmetrics.metrics.thresholds import applicable_thresholds
+    from pytest_ocrmetrics.scoring.document import score_document
+    from pytest_ocrmetrics.scoring.messages import failure_message
 
     facts = (_fact(type="present", text="Total"), _fact(type="order", before="ab", after="cd", max_diffs=1))
     facts = (facts[0], model.Fact(**{**facts[1].__dict__, "id": "o"}))

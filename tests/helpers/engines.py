@@ -8,7 +8,6 @@ from typing import Any, Mapping, Sequence
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput, Word
 
-
 COUNTING_ENGINE = """
 from pathlib import Path
 from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-
 # a valid 1x1 PNG: the replay engine never decodes images, but a document's image must exist
 PNG_1X1 = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -4,7 +4,8 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics.aggregate import AggregateStats, MetricAccumulator, bootstrap_ci, mean, percentile
 from pytest_ocrmetrics.metrics.text import cer

@@ -4,7 +4,8 @@ from collections import Counter
 
 import pytest
 import regex
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics.alignment import (
     _JOINER,

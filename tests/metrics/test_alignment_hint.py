@@ -6,7 +6,8 @@ import random
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
 from pytest_ocrmetrics.metrics import alignment

@@ -12,7 +12,8 @@ import math
 import unicodedata
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics.alignment import align_text
 from pytest_ocrmetrics.metrics.normalize import get_profile

@@ -11,7 +11,8 @@ Settings that reproduce jiwer:
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics.text import cer, wer
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics import text as m
 from pytest_ocrmetrics.metrics.alignment import (

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.datasets.base import document_from_entry
 from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.datasets.base import document_from_entry
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document, task_prediction
 from tests.helpers.plugin import PNG_1X1

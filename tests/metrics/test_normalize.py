@@ -3,7 +3,8 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics.normalize import PRESETS, get_profile, strip_punctuation
 

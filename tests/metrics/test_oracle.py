@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics.alignment import Alignment, align, align_text, align_words
 from pytest_ocrmetrics.metrics.text import cer, score_text, wer

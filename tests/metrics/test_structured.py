@@ -5,7 +5,8 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics import structured
 from pytest_ocrmetrics.metrics.structured import (

@@ -5,7 +5,8 @@ import math
 from typing import Any, Callable
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.metrics.text import (

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import regex
 import pytest
-from hypothesis import given, settings, strategies as st
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.metrics import units
 from pytest_ocrmetrics.metrics.units import check_text, codepoints, graphemes, split, words
-
 
 # --- characters ---------------------------------------------------------------------------------------------------
 

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 import json
 import unicodedata
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-import importlib
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 word_match_module = importlib.import_module("pytest_ocrmetrics.metrics.word_match")  # the package exports the function under the same name
 from pytest_ocrmetrics.metrics.word_match import MAX_DISTANCE, word_match

@@ -6,10 +6,9 @@ import json
 
 import pytest
 
-from tests.helpers.servers import load_fake_server
-from tests.helpers.plugin import make_dataset
 from tests.helpers.engines import COUNTING_ENGINE
-
+from tests.helpers.plugin import make_dataset
+from tests.helpers.servers import load_fake_server
 
 
 def _calls(pytester: pytest.Pytester) -> int:

@@ -9,10 +9,11 @@ import shutil
 
 import pytest
 
-from pytest_ocrmetrics.runfile.merge import merge_runs
 from pytest_ocrmetrics.metrics.facts.summary import summarize_facts
+from pytest_ocrmetrics.runfile.merge import merge_runs
+from tests.helpers.facts import read_run_file as _run_file
+from tests.helpers.facts import run_facts as _run
 from tests.helpers.plugin import make_dataset
-from tests.helpers.facts import read_run_file as _run_file, run_facts as _run
 
 DOCS = {
     "p1.png": {"full_text": "ACME Invoice\nTotal 5.00", "facts": [

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from tests.helpers.servers import load_fake_server
 from tests.helpers.plugin import make_dataset
+from tests.helpers.servers import load_fake_server
 
 pytest_plugins = ["pytester"]
 

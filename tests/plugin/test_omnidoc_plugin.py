@@ -298,8 +298,8 @@ def test_the_demo_with_its_own_markdown_scores_as_the_core_does(pytester: pytest
 def test_deepseek_with_the_grounding_prompt_scores_pages_whose_images_are_there(pytester: pytest.Pytester) -> None:
     """A live engine end to end: DeepSeek-OCR served (a fake chat-completions server), the grounding prompt, the
     page images in ``images/``; the grounding tags are gone from what is scored, the Markdown (HTML table) stays."""
-    from tests.helpers.servers import load_fake_server
     from tests.helpers.plugin import PNG_1X1
+    from tests.helpers.servers import load_fake_server
 
     objects = make_pages(pytester.path)
     images = pytester.path / "pages" / "images"

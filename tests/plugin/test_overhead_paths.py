@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.datasets import base, load_dataset
 from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.datasets import base, load_dataset
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.engines.replay import ReplayEngine
 from pytest_ocrmetrics.runfile.results import RunResults

@@ -9,9 +9,18 @@ import pytest
 from _pytest.terminal import TerminalReporter
 
 from pytest_ocrmetrics.plugin import progress
-from pytest_ocrmetrics.plugin.progress import (ProgressTracker, eta_seconds, final_line, format_duration, format_rate,
-                                               pages_per_second, progress_line, write_between_results)
+from pytest_ocrmetrics.plugin.progress import (
+    ProgressTracker,
+    eta_seconds,
+    final_line,
+    format_duration,
+    format_rate,
+    pages_per_second,
+    progress_line,
+    write_between_results,
+)
 from tests.helpers.plugin import make_dataset
+
 LIVE_ENGINE = """
 from pytest_ocrmetrics.engines.base import EngineSpec, OcrOutput
 

@@ -195,7 +195,7 @@ def test_baseline_update_keeps_the_baseline_of_an_interrupted_run(pytester: pyte
     assert (pytester.path / "base.json").read_text(encoding="utf-8") == old
 
 
-@pytest.mark.parametrize("args, message", [
+@pytest.mark.parametrize(("args", "message"), [
     (["--ocr-baseline-update"], "--ocr-baseline-update needs --ocr-baseline=PATH*"),
     (["--ocr-baseline=base.json", "--ocr-baseline-update", "--ocr-shard=1/2"],
      "--ocr-baseline-update with --ocr-shard=1/2 would replace the baseline with one shard's documents*"),

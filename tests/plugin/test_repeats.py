@@ -12,15 +12,16 @@ from typing import Any
 
 import pytest
 
-from pytest_ocrmetrics.engines.cache import OutputCache
 from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.core.pdf import DEFAULT_LONGEST_SIDE
 from pytest_ocrmetrics.engines.base import EngineError, OcrOutput
+from pytest_ocrmetrics.engines.cache import OutputCache
+from pytest_ocrmetrics.engines.prefetch import Prefetcher
 from pytest_ocrmetrics.engines.registry import default_registry
 from pytest_ocrmetrics.engines.repeats import RepeatingEngine, combine_repeats
-from pytest_ocrmetrics.core.pdf import DEFAULT_LONGEST_SIDE
-from pytest_ocrmetrics.engines.prefetch import Prefetcher
 from pytest_ocrmetrics.scoring.runner import OcrRunner, RunnerSettings
 from tests.helpers.plugin import PNG_1X1, make_dataset
+
 VARYING_ENGINE = """
 import os, threading
 from pathlib import Path

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.plugin import PNG_1X1
 from pytest_ocrmetrics.gating import validate_run
+from tests.helpers.plugin import PNG_1X1
 
 BIG = " ".join(f"w{n % 997}x{n % 13}" for n in range(260_000))[:2_000_000]  # a 2 MB reference text
 HOSTILE_DOCS: dict[str, dict[str, Any]] = {

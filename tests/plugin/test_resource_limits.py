@@ -75,7 +75,7 @@ def test_the_output_length_bound_is_a_setting(pytester: pytest.Pytester, xdist: 
     assert _outcomes(pytester) == {"doc_001.png": "passed", "doc_002.png": "error", "doc_003.png": "passed"}
 
 
-@pytest.mark.parametrize("args, ini, message", [
+@pytest.mark.parametrize(("args", "ini", "message"), [
     (["--ocr-max-image-pixels=0"], "", "--ocr-max-image-pixels=0 would turn the limit off, which is not possible: "
                                        "one input could exhaust memory; give a (large) whole number of pixels instead"),
     (["--ocr-max-output-chars=lots"], "", "--ocr-max-output-chars=lots is not a limit; give a whole number of "

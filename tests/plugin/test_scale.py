@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.servers import load_fake_server
 from tests.helpers.plugin import make_dataset
+from tests.helpers.servers import load_fake_server
 
 pytest_plugins = ["pytester"]
 
@@ -78,10 +78,9 @@ def test_a_test_function_puts_what_it_checked_in_junit(pytester: pytest.Pytester
 
 
 def test_replay_engine_gets_no_prefetch_pool(tmp_path: Path) -> None:
-    from pytest_ocrmetrics.engines.registry import default_registry
-    from pytest_ocrmetrics.scoring.runner import RunnerSettings
     from pytest_ocrmetrics.engines.prefetch import wants_prefetch
-    from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner
+    from pytest_ocrmetrics.engines.registry import default_registry
+    from pytest_ocrmetrics.scoring.runner import OcrCase, OcrRunner, RunnerSettings
 
     make_dataset(tmp_path)
     runner = OcrRunner(RunnerSettings(engines=(f"replay:{tmp_path / 'preds'}",), concurrency=8), default_registry())
@@ -166,8 +165,8 @@ def test_records_are_spooled_and_read_back_fresh() -> None:
 
 
 def test_run_file_is_written_piece_by_piece_as_dump_run_says() -> None:
-    from pytest_ocrmetrics.runfile.results import RunResults
     from pytest_ocrmetrics.reporting.files import dump_run, run_lines
+    from pytest_ocrmetrics.runfile.results import RunResults
 
     results = RunResults()
     for i in range(3):

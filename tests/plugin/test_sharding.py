@@ -10,10 +10,9 @@ import pytest
 
 from pytest_ocrmetrics.cli import main
 from pytest_ocrmetrics.runfile.sharding import shard_index
-
 from tests.helpers.plugin import make_dataset
 
-WORDS = "invoice total amount tax date due paid balance customer number order item price".split()
+WORDS = ["invoice", "total", "amount", "tax", "date", "due", "paid", "balance", "customer", "number", "order", "item", "price"]
 BASE = ["--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--ocr-no-cache", "-p", "no:randomly"]
 
 

@@ -135,8 +135,7 @@ def test_the_runner_raises_a_fresh_exception_each_time(tmp_path: Path) -> None:
     """The stored failure is text: each test gets a new exception without the previous tests' traceback."""
     from pytest_ocrmetrics.engines.base import EngineSpec, EngineUnavailable
     from pytest_ocrmetrics.engines.registry import EngineRegistry
-    from pytest_ocrmetrics.scoring.runner import RunnerSettings
-    from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrRunner
+    from pytest_ocrmetrics.scoring.runner import EngineCreationError, OcrRunner, RunnerSettings
 
     calls = []
 

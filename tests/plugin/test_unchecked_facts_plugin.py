@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.facts import read_run_file as _run_file
+from tests.helpers.facts import run_facts as _run
 from tests.helpers.plugin import make_dataset
-from tests.helpers.facts import run_facts as _run, read_run_file as _run_file
 
 DOCS = {
     "p1.png": {"full_text": "Introduction then Conclusion", "facts": [

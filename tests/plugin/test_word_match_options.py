@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ocr_run_factory import make_doc, make_run
 
 from pytest_ocrmetrics.gating import normalization_mismatch
 from pytest_ocrmetrics.reporting.html import render_html
-from ocr_run_factory import make_doc, make_run
 from tests.helpers.plugin import PNG_1X1
 
 SPEC_DEFAULTS = {"distance": 1, "case_sensitive": False, "ignore_punctuation": True}

@@ -8,11 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.cli import main
-from pytest_ocrmetrics.reporting.biblicus import (BIBLICUS_METRICS, BiblicusError, biblicus_report,
-                                                  compare_pipelines, render_comparison)
+from pytest_ocrmetrics.reporting.biblicus import (
+    BIBLICUS_METRICS,
+    BiblicusError,
+    biblicus_report,
+    compare_pipelines,
+    render_comparison,
+)
 
 # the document's example report, and its comparison scenario (Heron's values the table does not give are made up)
 PADDLE = {"pipeline_name": "PaddleOCR", "metrics": {

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.gating import compare_runs, parse_gate
 from pytest_ocrmetrics.reporting.csv_report import csv_columns, render_csv, write_csv
 from pytest_ocrmetrics.reporting.markdown import md_escape, render_markdown, write_markdown

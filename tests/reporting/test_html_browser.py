@@ -12,12 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.gating import compare_runs
 from pytest_ocrmetrics.reporting.html import write_html
-
-
 
 
 @pytest.fixture
@@ -153,8 +151,8 @@ def test_hostile_text_page_loads_with_every_document_and_image(browser: Any, tmp
     """Lone surrogates, NUL, ESC, U+FFFE, bidi controls, formula-like ids and a 2 MB text: the page loads without a
     console error, lists every document, shows marks instead of raw controls and one embedded image for two engines
     (both engines' readings of a document in one side-by-side view)."""
-    from pytest_ocrmetrics.reporting.files import write_reports
     from pytest_ocrmetrics.gating.verdict import Verdict
+    from pytest_ocrmetrics.reporting.files import write_reports
 
     Image = pytest.importorskip("PIL.Image")
     Image.new("L", (200, 300), 200).save(tmp_path / "page.png")

@@ -6,10 +6,10 @@ import re
 from typing import Any
 
 from ocr_run_factory import make_doc, make_run, validate
-from tests.helpers.html import Page
 
 from pytest_ocrmetrics.gating import compare_runs
 from pytest_ocrmetrics.reporting.html import engine_order, render_html
+from tests.helpers.html import Page
 
 XSS = "<script>alert(1)</script>"
 

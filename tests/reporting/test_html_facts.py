@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
+from pytest_ocrmetrics.core.safe_text import sanitize_run
 from pytest_ocrmetrics.metrics.facts import check_fact, check_repeats, parse_fact
 from pytest_ocrmetrics.metrics.facts.model import EXCERPT_CHARS, excerpt_of
 from pytest_ocrmetrics.reporting.html import MAX_FACT_TEXT, render_html, write_html
-from pytest_ocrmetrics.core.safe_text import sanitize_run
-from tests.helpers.plugin import make_dataset
 from tests.helpers.html import Page
+from tests.helpers.plugin import make_dataset
 
 XSS = "</script><script>alert(1)</script>"
 
@@ -207,7 +207,7 @@ def test_hostile_fact_text_is_escaped_and_bounded(tmp_path: Path) -> None:
     assert "\ufffd" in written.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("facts, summary", [
+@pytest.mark.parametrize(("facts", "summary"), [
     ("not a list", "nor this"),
     ([1, None, "x", {"id": None}], [None, {"headline": "x", "interval": ["a"], "by_type": [], "by_group": None}]),
     ([{"id": "r", "type": "present", "passed": "yes", "repeats": "no", "notes": "n", "flaky": True}],

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run, validate
+
 from pytest_ocrmetrics.gating import compare_runs, evaluate_gates, parse_gate
 from pytest_ocrmetrics.reporting.assets import CSS, JS, csp_hash
 from pytest_ocrmetrics.reporting.highlight import highlight_words

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.gating import compare_runs
-from pytest_ocrmetrics.reporting.junit import suite_properties
 from pytest_ocrmetrics.gating.verdict import Verdict
+from pytest_ocrmetrics.reporting.junit import suite_properties
 
 
 def _runs(worse: dict[int, float]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -31,7 +31,7 @@ def _regressed(base: dict[str, Any], new: dict[str, Any], **options: Any) -> str
     return properties["ocr.baseline.regressed"]
 
 
-@pytest.mark.parametrize("policy,expected", [("fail", "true"), ("warn", "false"), ("off", "false")])
+@pytest.mark.parametrize(("policy", "expected"), [("fail", "true"), ("warn", "false"), ("off", "false")])
 def test_documents_regressed_under_fail_mark_the_baseline_regressed(policy: str, expected: str) -> None:
     """One document much worse, the aggregate within tolerance: only ``fail`` fails the run, and says so."""
     base, new = _runs({3: 0.2})

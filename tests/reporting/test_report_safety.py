@@ -12,14 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
-from pytest_ocrmetrics.scoring.diff import display_width
-from pytest_ocrmetrics.gating import validate_run
+
 from pytest_ocrmetrics.core import safe_text
-from pytest_ocrmetrics.reporting.csv_report import render_csv
-from pytest_ocrmetrics.reporting.html import render_html
-from pytest_ocrmetrics.reporting.markdown import render_markdown
 from pytest_ocrmetrics.core.safe_text import (
     clean_run,
     clean_text,
@@ -28,9 +23,14 @@ from pytest_ocrmetrics.core.safe_text import (
     write_text_atomic,
     xml_safe,
 )
-from pytest_ocrmetrics.reporting.terminal import render_summary, render_table
-from pytest_ocrmetrics.reporting.files import ReportError, write_reports
+from pytest_ocrmetrics.gating import validate_run
 from pytest_ocrmetrics.gating.verdict import Verdict
+from pytest_ocrmetrics.reporting.csv_report import render_csv
+from pytest_ocrmetrics.reporting.files import ReportError, write_reports
+from pytest_ocrmetrics.reporting.html import render_html
+from pytest_ocrmetrics.reporting.markdown import render_markdown
+from pytest_ocrmetrics.reporting.terminal import render_summary, render_table
+from pytest_ocrmetrics.scoring.diff import display_width
 
 FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # one cluster, two columns
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pytest_ocrmetrics.scoring.diff import display_width
 from pytest_ocrmetrics.reporting.common import format_value
 from pytest_ocrmetrics.reporting.terminal import render_summary, render_table
 from pytest_ocrmetrics.runfile.results import RunResults
+from pytest_ocrmetrics.scoring.diff import display_width
 
 
 def _record(doc_id: str, dataset: str, cer: float, confusions: list[list[object]]) -> dict[str, object]:

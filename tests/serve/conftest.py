@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Iterator
 
 import pytest
+from serve_helpers import Client, sample_run, serve
 
 from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer
-from serve_helpers import Client, sample_run, serve
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Mapping
 
 from ocr_run_factory import make_doc, make_run
+
 from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer, make_server, serve_in_thread
 
 
@@ -57,7 +58,7 @@ def multipart(files: list[tuple[str, bytes]], fields: Mapping[str, str]) -> tupl
                       value.encode("utf-8") + b"\r\n")
     for filename, data in files:
         chunks.append(f'--{boundary}\r\nContent-Disposition: form-data; name="files"; filename="{filename}"\r\n'
-                      f"Content-Type: text/plain\r\n\r\n".encode("utf-8") + data + b"\r\n")
+                      f"Content-Type: text/plain\r\n\r\n".encode() + data + b"\r\n")
     chunks.append(f"--{boundary}--\r\n".encode())
     return b"".join(chunks), f"multipart/form-data; boundary={boundary}"
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from serve_helpers import Client, multipart, sample_run
+
 from pytest_ocrmetrics import cli
 from pytest_ocrmetrics.evaluator.serve.api import MAX_BODY_BYTES, MAX_TOKENS, ApiError, analyze_texts, parse_multipart
 from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer, make_server
@@ -335,7 +335,7 @@ def test_multipart_parser_round_trip() -> None:
     ('form-data; name="files"; filename="r\u00e9sum\u00e9_out.txt"', "r\u00e9sum\u00e9_out.txt"),
 ])
 def test_multipart_file_names(disposition: str, filename: str) -> None:
-    body = (f"--b\r\nContent-Disposition: {disposition}\r\n\r\nx\r\n--b--\r\n").encode("utf-8")
+    body = (f"--b\r\nContent-Disposition: {disposition}\r\n\r\nx\r\n--b--\r\n").encode()
     assert parse_multipart(body, "multipart/form-data; boundary=b")[0].filename == filename
 
 

@@ -306,8 +306,9 @@ def test_the_page_waits_and_retries_when_the_server_is_busy(browser: Any, server
     import json
     import threading
 
-    import pytest_ocrmetrics.evaluator.serve.server as server_module
     from serve_helpers import Client
+
+    import pytest_ocrmetrics.evaluator.serve.server as server_module
 
     entered, release = threading.Semaphore(0), threading.Event()
     original = server_module.analyze

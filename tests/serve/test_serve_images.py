@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-
 from ocr_run_factory import make_doc, make_run
-from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer, make_server, serve_in_thread
 from serve_helpers import Client
+
+from pytest_ocrmetrics.evaluator.serve.server import EvaluatorServer, make_server, serve_in_thread
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")

@@ -19,8 +19,8 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from pytest_ocrmetrics.metrics.word_match import FUZZY_COMPARISONS, WordMatch, word_match
 from pytest_ocrmetrics.core.safe_text import clean_text
+from pytest_ocrmetrics.metrics.word_match import FUZZY_COMPARISONS, WordMatch, word_match
 
 __all__ = ["ApiError", "MatchOptions", "FilePart", "parse_options", "analyze", "analyze_texts", "batch",
            "parse_multipart", "MAX_BODY_BYTES", "MAX_TOKENS", "MAX_THRESHOLD", "REFERENCE_FILE", "OUTPUT_SUFFIX"]

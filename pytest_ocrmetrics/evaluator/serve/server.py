@@ -45,10 +45,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_ocrmetrics.reporting.assets import csp_hash
-from pytest_ocrmetrics.reporting.images import ImageFinder
 from pytest_ocrmetrics.core.safe_text import clean_run
 from pytest_ocrmetrics.evaluator.serve.api import MAX_BODY_BYTES, ApiError, analyze, batch, parse_multipart
+from pytest_ocrmetrics.reporting.assets import csp_hash
+from pytest_ocrmetrics.reporting.images import ImageFinder
 
 __all__ = ["EvaluatorServer", "make_server", "serve_in_thread", "run_documents", "page_html", "is_loopback",
            "MAX_COMPUTATIONS"]

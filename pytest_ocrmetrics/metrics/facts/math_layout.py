@@ -11,12 +11,12 @@ The browser is ``OCR_CHROMIUM``, else ``chromium`` on the PATH; without it (or w
 skipped and the fact's explanation says so.
 
 Layouts are kept on disk by content (:class:`LayoutCache`, in ``math-layout/`` of the folder
-:func:`pytest_ocrmetrics.metrics.result_cache.use_folder` sets: the plugin sets its output cache's folder): the key is the equation, the KaTeX that renders it (:func:`katex_version`) and the stylesheet, so a
-second run lays out nothing and starts no browser. Chromium starts, once per process, only for an equation the cache
-does not hold (:func:`browser_launches` counts the starts). A corrupt entry, or one that is not a regular file (a
-FIFO left by a CI cache restore), is never a hang or a crash: it warns (:class:`MathLayoutCacheWarning`), the layout
-is computed again and the entry replaced.
-"""
+:func:`pytest_ocrmetrics.metrics.result_cache.use_folder` sets: the plugin sets its output cache's folder): the key is
+the equation, the KaTeX that renders it (:func:`katex_version`) and the stylesheet, so a second run lays out nothing
+and starts no browser. Chromium starts, once per process, only for an equation the cache does not hold
+(:func:`browser_launches` counts the starts). A corrupt entry, or one that is not a regular file (a FIFO left by a CI
+cache restore), is never a hang or a crash: it warns (:class:`MathLayoutCacheWarning`), the layout is computed again
+and the entry replaced. """
 
 from __future__ import annotations
 
@@ -354,7 +354,8 @@ def render_spans(equation: str) -> tuple[Span, ...]:
     """The innermost text spans of ``equation`` rendered by KaTeX in display mode and laid out by Chromium.
 
     Read from the :class:`LayoutCache` when one is in use (:func:`layout_cache`) and it holds the equation: no
-    browser then; a layout computed is stored there. Raises :class:`LayoutUnavailable` without a browser, ``ValueError`` when KaTeX rejects the equation.
+    browser then; a layout computed is stored there. Raises :class:`LayoutUnavailable` without a browser,
+    ``ValueError`` when KaTeX rejects the equation.
     """
     cache = layout_cache()
     if cache is not None:

@@ -578,7 +578,12 @@ def _math(fact: Fact, text: str) -> FactVerdict:
     from rapidfuzz import fuzz
 
     from pytest_ocrmetrics.metrics.facts.equations import (
-        KatexMissing, MathRenderError, mathml_contains, output_equations, render_mathml)
+        KatexMissing,
+        MathRenderError,
+        mathml_contains,
+        output_equations,
+        render_mathml,
+    )
 
     reference = fact.params["math"]
     equations = output_equations(text, ignore_dollar_delimited=fact.params["ignore_dollar_delimited"])

@@ -244,14 +244,14 @@ _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "
 class _Node:
     name: str
     attrs: dict[str, str | None]
-    parent: "_Node | None"
-    children: list["_Node | str"] = field(default_factory=list)
+    parent: _Node | None
+    children: list[_Node | str] = field(default_factory=list)
 
     def text(self) -> str:
         return "".join("\n" if isinstance(c, _Node) and c.name == "br" else c if isinstance(c, str) else c.text()
                        for c in self.children)
 
-    def descendants(self, names: frozenset[str]) -> list["_Node"]:
+    def descendants(self, names: frozenset[str]) -> list[_Node]:
         found = []
         for child in self.children:
             if isinstance(child, _Node):

@@ -12,12 +12,12 @@ from pytest_ocrmetrics.reporting.common import (
     format_delta,
     format_value,
 )
-from pytest_ocrmetrics.reporting.omnidoc import omnidoc_blocks_html
 from pytest_ocrmetrics.reporting.highlight import Token, highlight_words
 from pytest_ocrmetrics.reporting.html.confusions import top_confusions
 from pytest_ocrmetrics.reporting.html.markup import ChangeClasses, e, metric_title
 from pytest_ocrmetrics.reporting.html.thumbnails import image_html
 from pytest_ocrmetrics.reporting.images import ImageFinder
+from pytest_ocrmetrics.reporting.omnidoc import omnidoc_blocks_html
 from pytest_ocrmetrics.runfile.read import doc_key
 
 MAX_TEXT_CHARS = 20_000  # per text in a detail view

@@ -22,7 +22,6 @@ from pytest_ocrmetrics.reporting.images import ImageFinder
 from pytest_ocrmetrics.reporting.omnidoc import omnidoc_blocks_html
 from pytest_ocrmetrics.runfile.read import doc_key
 
-
 Readings = Sequence[tuple[str, Mapping[str, Any] | None]]
 
 
