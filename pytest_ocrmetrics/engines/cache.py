@@ -32,13 +32,13 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import threading
 import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.core.documents import Document
+from pytest_ocrmetrics.core.files import write_bytes_atomic
 from pytest_ocrmetrics.datasets.base import NotRegularFileError, file_kind, read_regular
 from pytest_ocrmetrics.engines.base import EngineWrapper, OcrEngine, OcrOutput, Word, with_image_bytes
 
@@ -271,26 +271,14 @@ class OutputCache:
                 "it is used but not cached", OcrCacheWarning, stacklevel=2,
             )
             return
-        tmp_name: str | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp_name, path)
-            tmp_name = None
+            write_bytes_atomic(path, data, prefix=f".{key[:16]}-")
         except OSError as exc:
             warnings.warn(
                 f"could not write OCR cache entry {path}: {exc}; the output is used but not cached", OcrCacheWarning,
                 stacklevel=2,
             )
             return
-        finally:
-            if tmp_name is not None:
-                try:
-                    os.unlink(tmp_name)
-                except OSError:
-                    pass
         self._count("writes")
 
     # -- helpers --------------------------------------------------------------------------------------------------

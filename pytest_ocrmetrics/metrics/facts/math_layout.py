@@ -29,12 +29,13 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_ocrmetrics.core.files import write_bytes_atomic
 
 __all__ = ["Span", "layout_available", "render_spans", "spans_match", "LayoutUnavailable", "LayoutCache",
            "MathLayoutCacheWarning", "layout_cache", "katex_version", "browser_launches"]
@@ -281,24 +282,12 @@ class LayoutCache:
         data = json.dumps({"format": _LAYOUT_FORMAT, "key": key, "katex": katex_version(), "equation": equation,
                            "spans": [[s.text, s.x, s.y, s.width, s.height] for s in spans]},
                           ensure_ascii=True, allow_nan=False).encode("ascii")
-        tmp_name: str | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp_name = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp_name, path)
-            tmp_name = None
+            write_bytes_atomic(path, data, prefix=f".{key[:16]}-")
         except OSError as exc:
             warnings.warn(f"could not write the math layout cache entry {path}: {exc}; the layout is used but not "
                           "stored", MathLayoutCacheWarning, stacklevel=2)
             return
-        finally:
-            if tmp_name is not None:
-                try:
-                    os.unlink(tmp_name)
-                except OSError:
-                    pass
         self._count("writes")
 
     def _count(self, counter: str) -> None:
