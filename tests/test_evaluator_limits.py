@@ -138,9 +138,9 @@ def test_a_runaway_prediction_is_skipped_not_aligned(tmp_path: Path, caplog: pyt
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [
-    ({"max_image_pixels": 0}, "max_image_pixels must be a whole number of 1 or more (a limit cannot be turned off"),
-    ({"max_output_chars": None}, "max_output_chars must be a whole number of 1 or more"),
-    ({"max_output_chars": 2.5}, "max_output_chars must be a whole number of 1 or more"),
+    ({"max_image_pixels": 0}, "max_image_pixels=0 would turn the limit off, which is not possible"),
+    ({"max_output_chars": None}, "max_output_chars=None would turn the limit off, which is not possible"),
+    ({"max_output_chars": 2.5}, "max_output_chars=2.5 is not a limit; give a whole number of characters"),
 ])
 def test_a_bad_limit_is_a_value_error(kwargs: dict[str, Any], words: str) -> None:
     with pytest.raises(ValueError, match=words.replace("(", r"\(")):
@@ -171,10 +171,12 @@ def test_cli_evaluate_takes_both_limits(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--max-image-pixels", "0"], "argument --max-image-pixels: --max-image-pixels must be a whole number of 1 or "
-                                  "more (a limit cannot be turned off: give a large number instead), got '0'"),
-    (["--max-output-chars", "none"], "argument --max-output-chars: --max-output-chars must be a whole number of 1 "
-                                     "or more (a limit cannot be turned off: give a large number instead), got 'none'"),
+    (["--max-image-pixels", "0"], "argument --max-image-pixels: --max-image-pixels=0 would turn the limit off, which "
+                                  "is not possible: one input could exhaust memory; give a (large) whole number of "
+                                  "pixels instead"),
+    (["--max-output-chars", "none"], "argument --max-output-chars: --max-output-chars=none would turn the limit off, "
+                                     "which is not possible: one input could exhaust memory; give a (large) whole "
+                                     "number of characters instead"),
 ])
 def test_cli_evaluate_refuses_a_bad_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
                                           message: str) -> None:

@@ -178,14 +178,14 @@ def pixel_limit(text: str) -> int:
     """``--max-image-pixels``: a whole number of pixels from 1 (no 'off': see docs/reference/limits.md)."""
     from pytest_ocrmetrics.evaluator import check_limit
 
-    return check_limit(text, "--max-image-pixels")
+    return check_limit(text, "--max-image-pixels", "pixels")
 
 
 def output_limit(text: str) -> int:
     """``--max-output-chars``: a whole number of characters from 1 (no 'off': see docs/reference/limits.md)."""
     from pytest_ocrmetrics.evaluator import check_limit
 
-    return check_limit(text, "--max-output-chars")
+    return check_limit(text, "--max-output-chars", "characters")
 
 
 def default_output_limit() -> int:

@@ -268,29 +268,26 @@ def check_max_images(value: object) -> int | None:
     return value
 
 
-def check_limit(value: object, name: str) -> int:
+def check_limit(value: object, name: str, unit: str) -> int:
     """``value`` as a resource limit (``max_image_pixels``, ``max_output_chars``): a whole number of 1 or more, else a
-    ``ValueError`` in one sentence naming ``name``. 0 and None do not turn a limit off (one input could then exhaust
-    memory); give a large number instead.
+    ``ValueError`` in one sentence naming ``name`` (the plugin's rule:
+    :func:`~pytest_ocrmetrics.core.limits.parse_resource_limit`). 0 and None do not turn a limit off (one input could
+    then exhaust memory); give a large number instead.
 
     Args:
         value: the limit as given (a number, or text such as ``"2,000,000"``).
         name: the setting's name, for the error sentence.
+        unit: what the limit counts (``pixels``, ``characters``).
 
     Returns:
         The limit.
 
-    >>> check_limit("1000", "max_output_chars")
+    >>> check_limit("1000", "max_output_chars", "characters")
     1000
     """
-    given = value
-    if isinstance(value, str):
-        text = value.strip().replace("_", "").replace(",", "")
-        value = int(text) if text.isascii() and text.isdigit() else None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a whole number of 1 or more (a limit cannot be turned off: give a large "
-                         f"number instead), got {given!r}")
-    return value
+    from pytest_ocrmetrics.core.limits import parse_resource_limit
+
+    return parse_resource_limit(value, name, unit)
 
 
 def _check_output_format(value: object) -> str:
@@ -536,8 +533,8 @@ class OCRDatasetEvaluator:
         max_image_pixels: int = MAX_IMAGE_PIXELS,
         max_output_chars: int = MAX_SCORED_CHARACTERS,
     ) -> None:
-        self.max_image_pixels = check_limit(max_image_pixels, "max_image_pixels")
-        self.max_output_chars = check_limit(max_output_chars, "max_output_chars")
+        self.max_image_pixels = check_limit(max_image_pixels, "max_image_pixels", "pixels")
+        self.max_output_chars = check_limit(max_output_chars, "max_output_chars", "characters")
         self.ocr_model = ocr_model
         self.image_loader = image_loader
         self._engine: OcrEngine | None = None

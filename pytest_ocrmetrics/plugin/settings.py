@@ -205,22 +205,14 @@ def _tokenizers() -> tuple[str, ...]:
     return tuple(TOKENIZERS)
 
 
-_MAX_LIMIT = 10**15
-
-
 def _limit(text: str, option: str, unit: str) -> int:
-    """A resource limit: a whole number from 1 (``_`` and ``,`` between digits allowed: 89_478_485); 0, ``none`` or
-    ``off`` are refused, since a run without the limit can be ended by one input (a usage error in one sentence)."""
-    import re
+    """A resource limit option (:func:`~pytest_ocrmetrics.core.limits.parse_resource_limit`), a usage error else."""
+    from pytest_ocrmetrics.core.limits import parse_resource_limit
 
-    cleaned = text.strip().replace("_", "").replace(",", "")
-    if cleaned.lower() in ("0", "none", "off", "no", "false", "-1"):
-        raise pytest.UsageError(f"{option}={text} would turn the limit off, which is not possible: one input could "
-                                f"exhaust memory; give a (large) whole number of {unit} instead")
-    if not re.fullmatch(r"[0-9]{1,16}", cleaned) or not 1 <= int(cleaned) <= _MAX_LIMIT:
-        raise pytest.UsageError(f"{option}={text} is not a limit; give a whole number of {unit} from 1 to "
-                                f"{_MAX_LIMIT:,}")
-    return int(cleaned)
+    try:
+        return parse_resource_limit(text, option, unit)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _limits(config: pytest.Config) -> dict[str, int]:
