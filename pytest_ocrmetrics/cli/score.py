@@ -49,7 +49,7 @@ def score_texts(
 
     profile = get_profile(normalize)
     text = score_text(reference, hypothesis, unit=unit, tokenizer=tokenizer, normalize=profile)
-    ref, hyp = profile(reference), profile(hypothesis)
+    ref, hyp = text.reference, text.hypothesis  # normalized once, by score_text
     words = word_match(ref, hyp, max_distance=max_distance, case_sensitive=word_case_sensitive,
                        ignore_punctuation=word_ignore_punctuation)
     metrics = {name: float(value) for name, value in text.values().items()}
