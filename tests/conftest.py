@@ -9,6 +9,12 @@ from typing import Any, Iterator
 
 import pytest
 
+# pytester's in-process runs drop every module first imported during the run (SysModulesSnapshot): a later run would
+# import a second copy, whose classes an isinstance check of the first copy refuses ("expected an ocr_score
+# (DocumentScore) ..., not DocumentScore" when tests/test_output_goldens.py ran alone). Imported here, they are kept.
+import pytest_ocrmetrics.assertions  # noqa: F401, E402
+import pytest_ocrmetrics.plugin.session  # noqa: F401, E402
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
