@@ -20,8 +20,10 @@ from pytest_ocrmetrics.runfile.record import (
     Transport,
     clean_envelope,
     envelope,
+    pack_envelope,
     run_schema,
     scored_record,
+    unpack_envelope,
     unscored_record,
 )
 from pytest_ocrmetrics.runfile.results import RunResults
@@ -88,6 +90,30 @@ def test_a_worker_counts_the_replaced_characters_of_the_whole_envelope_once() ->
     assert cleaned["nodeid"] == "t::a\ufffd"
     assert cleaned["record"] is not None and cleaned["record"]["replaced_characters"] == 2  # the node id is the record's
     assert cleaned["transport"] == {"dataset_root": "/data/\ufffd"}
+
+
+def test_a_worker_sends_the_record_as_one_json_text_that_comes_back_equal(tmp_path: Path) -> None:
+    record = _scored(tmp_path)
+    record["metrics"]["odd"] = float("nan")  # kept (refused only when the run file is written)
+    sent = envelope(record, nodeid="t::a", checks=[], dataset_root="/data")
+    packed = pack_envelope(sent)
+    assert packed["record"] is None and isinstance(packed["record_json"], str)  # one string for execnet
+    back = unpack_envelope(packed)
+    assert back["nodeid"] == "t::a" and back["transport"] == sent["transport"]
+    assert back["record"] is not None and json.dumps(back["record"]) == json.dumps(json.loads(json.dumps(record)))
+    assert unpack_envelope(sent) is sent  # an envelope that was not packed (no xdist) is left as it is
+
+
+@pytest.mark.parametrize("where", ["record", "transport"])
+def test_a_packed_envelope_is_cleaned_and_counts_its_replacements_once(where: str) -> None:
+    record: DocumentRecord = {"id": "a\ud800" if where == "record" else "a", "dataset": "d", "engine": "e",
+                              "metrics": {}, "counts": {}, "elapsed_s": 0.0}
+    transport: Transport = {"dataset_root": "/data/\udcff" if where == "transport" else "/data"}
+    packed = pack_envelope({"nodeid": "t::a", "record": record, "transport": transport})
+    packed["record_json"].encode("utf-8")  # what execnet must be able to send
+    back = unpack_envelope(packed)
+    assert back["record"] is not None and back["record"]["replaced_characters"] == 1
+    assert back == clean_envelope({"nodeid": "t::a", "record": record, "transport": transport})
 
 
 def test_the_run_members_come_in_the_run_files_order() -> None:

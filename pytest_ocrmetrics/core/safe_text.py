@@ -47,7 +47,7 @@ from typing import Any, Iterable
 
 from pytest_ocrmetrics.core import cleanup
 
-__all__ = ["REPLACEMENT", "clean_text", "clean_run", "sanitize_run", "show_controls", "write_text_atomic",
+__all__ = ["REPLACEMENT", "clean_text", "clean_utf8", "clean_run", "sanitize_run", "show_controls", "write_text_atomic",
            "write_lines_atomic", "xml_safe", "ReportPathError", "report_target"]
 
 REPLACEMENT = "\ufffd"
@@ -67,17 +67,30 @@ _MARKS.update({ord(ch): f"\u27e8{name}\u27e9" for ch, name in _BIDI_NAMES.items(
 _NEEDS_MARK = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(_BIDI_NAMES) + "]")
 
 
-def clean_text(text: str) -> tuple[str, int]:
-    """``text`` with lone surrogates and non-characters replaced by U+FFFD, and how many were replaced."""
-    if text.isascii():  # the usual case, a hundred times cheaper to tell than to search
-        return text, 0
-    try:  # UTF-8 in C: a lone surrogate cannot be encoded; each non-character's bytes hold one of three pairs
+def clean_utf8(text: str) -> bytes | None:
+    """``text`` in UTF-8 when it holds nothing :func:`clean_text` would replace, else None (then clean it).
+
+    The test costs one encoding in C (a lone surrogate cannot be encoded; each non-character's bytes hold one of
+    three byte pairs), several times cheaper than the character-class search on long non-ASCII text, and a writer
+    keeps the bytes it made.
+
+    >>> clean_utf8("é"), clean_utf8("a\\ud800"), clean_utf8("\\ufffe")
+    (b'\\xc3\\xa9', None, None)
+    """
+    try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
-        pass
-    else:  # U+FDD0..U+FDEF: EF B7 xx; U+FFFE, U+FFFF and U+nFFFE, U+nFFFF: ... BF BE / BF BF
-        if b"\xef\xb7" not in data and b"\xbf\xbe" not in data and b"\xbf\xbf" not in data:
-            return text, 0  # several times cheaper than the character-class search on long non-ASCII text
+        return None
+    # U+FDD0..U+FDEF: EF B7 xx; U+FFFE, U+FFFF and U+nFFFE, U+nFFFF: ... BF BE / BF BF
+    if data.isascii() or (b"\xef\xb7" not in data and b"\xbf\xbe" not in data and b"\xbf\xbf" not in data):
+        return data
+    return None
+
+
+def clean_text(text: str) -> tuple[str, int]:
+    """``text`` with lone surrogates and non-characters replaced by U+FFFD, and how many were replaced."""
+    if text.isascii() or clean_utf8(text) is not None:  # ASCII: a hundred times cheaper to tell than to search
+        return text, 0
     cleaned, count = _UNENCODABLE.subn(REPLACEMENT, text)
     return cleaned, count
 
@@ -261,7 +274,8 @@ def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
     try:
         with os.fdopen(handle, "wb") as stream:
             for piece in pieces:
-                stream.write(clean_text(piece)[0].encode("utf-8"))
+                data = clean_utf8(piece)  # the bytes of the usual piece, encoded once
+                stream.write(data if data is not None else clean_text(piece)[0].encode("utf-8"))
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:

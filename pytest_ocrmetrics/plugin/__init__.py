@@ -171,6 +171,17 @@ def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Generat
     return clean_serialized(data)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: Any) -> Generator[None, Any, Any]:
+    report = yield
+    sent = getattr(report, "ocr_envelope", None)
+    if isinstance(sent, dict) and "record_json" in sent:  # packed by the worker: its record as one JSON text
+        from pytest_ocrmetrics.runfile.record import unpack_envelope
+
+        report.ocr_envelope = unpack_envelope(sent)
+    return report
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     if active_state(session.config) is not None:
         from pytest_ocrmetrics.plugin.scheduling import after_collection

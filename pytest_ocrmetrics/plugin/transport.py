@@ -14,7 +14,8 @@ def clean_serialized(data: Any) -> Any:
     counts its own replacements as ``replaced_characters`` (the run file's total includes them).
 
     Args:
-        data: a report serialized by pytest (``pytest_report_to_serializable``), the OCR record's envelope under ``ocr_envelope``.
+        data: a report serialized by pytest (``pytest_report_to_serializable``), the OCR record's envelope under ``ocr_envelope``
+            (sent packed: its record as one JSON text).
 
     Returns:
         The same data with every string UTF-8 encodable.
@@ -23,9 +24,10 @@ def clean_serialized(data: Any) -> Any:
         return data
     from pytest_ocrmetrics.core.safe_text import clean_run
 
-    sent = data.get("ocr_envelope")
-    if isinstance(sent, dict):
-        from pytest_ocrmetrics.runfile.record import clean_envelope
+    sent = data.pop("ocr_envelope", None)
+    data = clean_run(data)[0]
+    if isinstance(sent, dict):  # the record as one JSON text (runfile.record.pack_envelope)
+        from pytest_ocrmetrics.runfile.record import pack_envelope
 
-        data["ocr_envelope"] = clean_envelope(sent)  # type: ignore[arg-type]
-    return clean_run(data)[0]
+        data["ocr_envelope"] = pack_envelope(sent)  # type: ignore[arg-type]
+    return data

@@ -26,6 +26,7 @@ from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator, bootstrap_mea
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
 from pytest_ocrmetrics.runfile.record import (
     OUTCOMES,
+    RECORD_ENCODER,
     RUN_SCHEMA_ID,
     Run,
     Transport,
@@ -37,7 +38,7 @@ __all__ = ["RunResults", "SpooledDocuments", "OUTCOMES", "RUN_SCHEMA_ID"]
 
 _SEVERITY = {"skipped": 0, "filtered": 1, "passed": 2, "failed": 3, "error": 4}
 # one encoder for every spooled record (json.dumps with options builds a new one per call)
-_RECORD_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
+_RECORD_ENCODER = RECORD_ENCODER
 
 
 class _SummaryValues(NamedTuple):
@@ -73,9 +74,8 @@ class _Spool:
         self._end = 0
         self._at_end = True  # no read moved the file position since the last append
 
-    def append(self, text: str) -> tuple[int, int]:
-        """Write one record's JSON text; returns where it lies."""
-        data = text.encode("utf-8")
+    def append(self, data: bytes) -> tuple[int, int]:
+        """Write one record's JSON text in UTF-8; returns where it lies."""
         if self._file is None:
             self._file = tempfile.TemporaryFile(prefix="ocrmetrics-records-")  # noqa: SIM115 - kept open, closed by close()
         if not self._at_end:
@@ -317,11 +317,11 @@ class RunResults:
         details = rec.get("details")
         if details and (type(details) is not dict or details.get("facts") is not None):  # unusual: look later
             self._has_facts = True
-        text = self._clean_json(rec)
+        data = self._clean_json(rec)
         nodeid = rec.get("nodeid")
-        plain = (isinstance(nodeid, str) and nodeid != "" and text.startswith("{") and "NaN" not in text
-                 and "Infinity" not in text and '"tests": ' not in text)
-        offset, length = self._spool.append(text)
+        plain = (isinstance(nodeid, str) and nodeid != "" and data.startswith(b"{") and b"NaN" not in data
+                 and b"Infinity" not in data and b'"tests": ' not in data)
+        offset, length = self._spool.append(data)
         self.records.append(_Entry(str(rec["engine"]), str(rec["dataset"]), str(rec["id"]), str(rec.get("nodeid", "")),
                                    rec["outcome"], offset, length, plain, _summary_values(rec)))
 
@@ -337,20 +337,22 @@ class RunResults:
         for entry in transport.get("dataset_skipped") or ():
             self.skipped_entries.setdefault((record["dataset"], entry["source"]), {"dataset": record["dataset"], **entry})
 
-    def _clean_json(self, rec: Mapping[str, Any]) -> str:
-        """The record's JSON text, its unencodable characters replaced and counted (one scan when there are none).
+    def _clean_json(self, rec: Mapping[str, Any]) -> bytes:
+        """The record's JSON text in UTF-8, its unencodable characters replaced and counted (one encoding when there
+        are none).
 
         ``default=str``: a value json cannot write (a Path from a hook) is kept as its text; NaN is kept (and refused
         when the run file is written, as before).
         """
-        from pytest_ocrmetrics.core.safe_text import _UNENCODABLE, clean_run
+        from pytest_ocrmetrics.core.safe_text import clean_run, clean_utf8
 
         text = _RECORD_ENCODER.encode(rec)
-        if text.isascii() or _UNENCODABLE.search(text) is None:
-            return text
+        data = clean_utf8(text)
+        if data is not None:
+            return data
         cleaned, replaced = clean_run(rec)
         self.replaced_characters += replaced
-        return _RECORD_ENCODER.encode(cleaned)
+        return _RECORD_ENCODER.encode(cleaned).encode("utf-8")
 
     def documents(self) -> SpooledDocuments:
         """One record per engine × dataset × document, sorted, read back from the spool as they are iterated.

@@ -173,12 +173,21 @@ class DocumentScore:
         """Every confusion pair ``(reference unit, output unit, count)``, most frequent first (corpus counts stay
         exact); a deleted or inserted character is ``""`` on the other side. Counted from the character alignment
         when first read: a run that writes no report showing them never pays for them."""
+        return tuple(map(tuple, self.confusion_rows()))  # type: ignore[arg-type]
+
+    def confusion_rows(self) -> list[list[str | int]]:
+        """:attr:`confusions` as the run file holds them, ``[reference unit, output unit, count]`` lists, made in one
+        pass over the cells (each document's record has them: converting tuples again would cost as much).
+
+        Returns:
+            The rows, most frequent first; ``[]`` when the document has no reference text.
+        """
         if self.text_scores is None:
-            return ()
+            return []
         from pytest_ocrmetrics.metrics.text import confusion_cells
 
         # the cells of text_scores.confusion, without building the whole ConfusionMatrix
-        return tuple([(ref or "", hyp or "", n) for ref, hyp, n in confusion_cells(self.text_scores.cer.alignment)])
+        return [[ref or "", hyp or "", n] for ref, hyp, n in confusion_cells(self.text_scores.cer.alignment)]
 
 
 def _lower_keeping_length(text: str) -> str:
