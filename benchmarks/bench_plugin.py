@@ -15,8 +15,9 @@ hand-written parametrized test and writes JUnit XML. For each suite and size, on
 xdist and then under ``-n 2`` on both sides, each a fresh ``pytest`` subprocess with bytecode caching on
 (``PYTHONDONTWRITEBYTECODE`` removed: otherwise pytest re-parses and assertion-rewrites every plugin module on every
 run, a start-up cost users do not pay). Prints, per suite, size and worker count, the median wall times, the median
-of the interleaved pairs' own ratios (steadier on a busy machine) with their spread (lowest-highest pair), and the
-peak resident memory of each process (``ru_maxrss`` from ``wait4``; target <= 2x plain).
+of the interleaved pairs' own ratios (steadier on a busy machine) with their spread (lowest-highest pair), the same
+for the processes' CPU time (user + system from ``wait4``, xdist's workers included; steadier still when other work
+shares the cores), and the peak resident memory of each process (``ru_maxrss``; target <= 2x plain).
 
     python benchmarks/bench_plugin.py [--suites real synthetic] [--documents 2000 20000] [--workers 0 2] [--repeat 5]
 """
@@ -124,8 +125,9 @@ def make_suite(root: Path, pairs: Sequence[tuple[str, str]]) -> None:
     (root / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
 
 
-def _run(args: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall seconds and peak resident memory (MB) of one pytest process."""
+def _run(args: list[str], cwd: Path) -> tuple[float, float, float]:
+    """Wall seconds, peak resident memory (MB) and CPU seconds (user + system, xdist's workers included: ``wait4``
+    counts the children a process waited for) of one pytest process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=cwd,
@@ -138,7 +140,7 @@ def _run(args: list[str], cwd: Path) -> tuple[float, float]:
         raise SystemExit(f"pytest {' '.join(args)} failed with exit code {proc.returncode}:\n"
                          f"{output.decode(errors='replace')[-3000:]}")
     # ru_maxrss of RUSAGE of the waited child (Linux: kilobytes); under -n 2 the controller's, not the workers'
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 PLAIN_ARGS = ["test_plain.py", "-p", "no:ocrmetrics", "--junitxml=plain.xml"]
@@ -159,7 +161,8 @@ def measure(pairs: Sequence[tuple[str, str]], workers: Sequence[int], repeat: in
         make_suite(root, pairs)
         for n in workers:  # warm-up: bytecode caches, page cache
             _run(PLAIN_ARGS + _xdist(n), root), _run(PLUGIN_ARGS + _xdist(n), root)
-        runs: dict[int, tuple[list[tuple[float, float]], list[tuple[float, float]]]] = {n: ([], []) for n in workers}
+        runs: dict[int, tuple[list[tuple[float, float, float]], list[tuple[float, float, float]]]] = {
+            n: ([], []) for n in workers}
         for _ in range(repeat):
             for n in workers:  # plain then plugin, each worker count in turn, every round
                 runs[n][0].append(_run(PLAIN_ARGS + _xdist(n), root))
@@ -168,11 +171,14 @@ def measure(pairs: Sequence[tuple[str, str]], workers: Sequence[int], repeat: in
         assert len(run["documents"]) == documents, "the plugin run did not score every document"
         result = {}
         for n, (plain, plugin) in runs.items():
-            ratios = [b / a for (a, _), (b, _) in zip(plain, plugin)]
+            ratios = [b / a for (a, _, _), (b, _, _) in zip(plain, plugin)]
+            cpu_ratios = [b / a for (_, _, a), (_, _, b) in zip(plain, plugin)]
             result[n] = {
-                "plain_s": statistics.median(t for t, _ in plain), "plugin_s": statistics.median(t for t, _ in plugin),
+                "plain_s": statistics.median(t for t, _, _ in plain), "plugin_s": statistics.median(t for t, _, _ in plugin),
                 "pair_ratio": statistics.median(ratios), "low": min(ratios), "high": max(ratios),
-                "plain_mb": statistics.median(m for _, m in plain), "plugin_mb": statistics.median(m for _, m in plugin),
+                "cpu_ratio": statistics.median(cpu_ratios), "cpu_low": min(cpu_ratios), "cpu_high": max(cpu_ratios),
+                "plain_mb": statistics.median(m for _, m, _ in plain),
+                "plugin_mb": statistics.median(m for _, m, _ in plugin),
                 "run_file_mb": (root / "run.json").stat().st_size / 2**20,
                 "junit_mb": (root / "ocr.xml").stat().st_size / 2**20,
             }
@@ -222,11 +228,12 @@ def main() -> None:
           "CER threshold, JUnit + run file; plain: one rapidfuzz Levenshtein distance, JUnit)")
     print()
     print("| suite | documents | xdist | plain (s) | plugin (s) | median of the pairs' ratios | spread (pairs) | "
-          "plugin ms / document | target |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "CPU time: median of the pairs' ratios (spread) | plugin ms / document | target |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for suite, documents, workers, r in rows:
         print(f"| {suite} | {documents:,} | {f'-n {workers}' if workers else 'none'} | {r['plain_s']:.2f} | "
               f"{r['plugin_s']:.2f} | **{r['pair_ratio']:.2f}x** | {r['low']:.2f}-{r['high']:.2f}x | "
+              f"{r['cpu_ratio']:.2f}x ({r['cpu_low']:.2f}-{r['cpu_high']:.2f}x) | "
               f"{1000 * r['plugin_s'] / documents:.2f} | <= 1.5x |")
     print()
     print("| suite | documents | xdist | peak memory plain (MB) | plugin (MB) | plugin / plain | run file (MB) | "
