@@ -157,3 +157,52 @@ def test_rows_hold_the_whole_texts_when_they_fit(reference: str, hypothesis: str
     if reference or hypothesis:
         assert lines[0][5:].replace(GAP, "").replace(" ", "") == reference
         assert lines[1][5:].replace(GAP, "").replace(" ", "") == hypothesis
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# the excerpt of a failure message reuses the alignment the metrics made (issue 21): the same columns as aligning again
+# ------------------------------------------------------------------------------------------------------------------
+
+def _alignment_pairs() -> list[tuple[str, str]]:
+    rng = random.Random(21)
+    pairs = [("", ""), ("", "abc"), ("abc", ""), ("same text", "same text"), ("e\u0301te\u0301", "ete"),
+             ("🇩🇪 flag 👩‍👩‍👧", "🇩🇪 f1ag 👩‍👧"), ("a\r\nb", "a\nb"), ("Straße", "STRASSE")]
+    alphabet = "aab cde\u0301\n\t1l0O"
+    for _ in range(400):  # short, many ties between optimal alignments
+        pairs.append(("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))),
+                      "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))))
+    for _ in range(40):  # long and similar: the metrics' banded alignment (a score_hint) is taken
+        text = "".join(rng.choice("abcdefgh ") for _ in range(rng.randint(300, 3000)))
+        noisy = list(text)
+        for _ in range(rng.randint(1, 40)):
+            noisy.insert(rng.randrange(len(noisy) + 1), rng.choice("xyz"))
+        pairs.append((text, "".join(noisy)))
+    return pairs
+
+
+@pytest.mark.parametrize("width", [60, 7])
+def test_the_excerpt_from_the_metrics_alignment_equals_the_excerpt_aligned_again(width: int) -> None:
+    from pytest_ocrmetrics.metrics.alignment import align_text
+
+    for reference, hypothesis in _alignment_pairs():
+        alignment = align_text(reference, hypothesis, unit="grapheme")
+        assert worst_region(reference, hypothesis, width=width, alignment=alignment) == \
+            worst_region(reference, hypothesis, width=width), (reference, hypothesis)
+
+
+def test_a_failure_message_does_not_align_the_texts_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_ocrmetrics.core.documents import Document
+    from pytest_ocrmetrics.engines.base import OcrOutput
+    from pytest_ocrmetrics.metrics.thresholds import Threshold
+    from pytest_ocrmetrics.scoring.document import ScoringOptions, score_document
+    from pytest_ocrmetrics.scoring.messages import failure_message
+
+    document = Document("a.png", "d", None, "TOTAL 12.50 EUR\nTHANK YOU")
+    score = score_document(document, OcrOutput(text="T0TAL 12,5O EUR\nTHANK Y0U"), engine="e")
+    expected = failure_message(score, Threshold("cer", 0.0, source="test"), score["cer"])
+    monkeypatch.setattr(diff, "_align", lambda *args: pytest.fail("aligned the texts again"))
+    assert failure_message(score, Threshold("cer", 0.0, source="test"), score["cer"]) == expected
+    codepoints = score_document(document, OcrOutput(text="T0TAL"), engine="e",
+                                options=ScoringOptions(unit="codepoint"))  # not the excerpt's unit: aligned anew
+    with pytest.raises(pytest.fail.Exception, match="aligned the texts again"):
+        failure_message(codepoints, Threshold("cer", 0.0, source="test"), codepoints["cer"])

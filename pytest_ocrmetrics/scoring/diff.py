@@ -44,12 +44,12 @@ from __future__ import annotations
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
-from typing import Sequence, cast
+from typing import Any, Sequence, cast
 
 import regex
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Editops, Levenshtein
 
-from pytest_ocrmetrics.metrics.alignment import encode_text
+from pytest_ocrmetrics.metrics.alignment import Alignment, encode_text
 
 __all__ = ["worst_region", "display_width", "visible", "GAP", "FIRST_DIFFERENCE_SPAN", "TRUNCATED_NOTE"]
 
@@ -218,22 +218,35 @@ def _pad(text: str, width: int) -> str:
     return text + " " * (width - _shown_width(text))
 
 
-def worst_region(reference: str, hypothesis: str, *, width: int = 60) -> str:
+def worst_region(reference: str, hypothesis: str, *, width: int = 60, alignment: Alignment | None = None) -> str:
     """Three lines (reference, hypothesis, markers) around the window of ``width`` aligned columns with most errors.
 
     Each column is one grapheme cluster (or ``∅`` where one side has nothing); ``^`` marks a column that differs.
     Invisible characters show as the marks listed in the module docstring. A fourth line is added when the texts
     were too long and too different to align fully (:data:`TRUNCATED_NOTE`).
 
+    ``alignment``: the grapheme-cluster alignment the metrics already made of these two texts (a score's): its edit
+    operations are used instead of aligning again. rapidfuzz's alignment depends only on the two texts (a hint
+    changes how the distance is found, not the operations), so the columns are the same (a test checks this); texts
+    too long to align fully are aligned here as before.
+
     >>> print(worst_region("ab c", "abc"))
     ref: ab␣c
     hyp: ab∅c
            ^
     """
-    ref_units, hyp_units, ref_codes, hyp_codes = encode_text(reference, hypothesis, unit="grapheme")
-    if not ref_codes and not hyp_codes:
+    if alignment is not None and len(alignment.reference) * len(alignment.hypothesis) <= _FULL_CELLS:
+        ref_units, hyp_units = alignment.reference, alignment.hypothesis
+        n_ref, n_hyp = len(ref_units), len(hyp_units)
+        editops: Any = Editops(cast(Any, list(alignment.editops)), n_ref, n_hyp)  # as_opcodes: not in the stubs
+        blocks = cast("list[_Block]", editops.as_opcodes().as_list())
+        truncated = False
+    else:
+        ref_units, hyp_units, ref_codes, hyp_codes = encode_text(reference, hypothesis, unit="grapheme")
+        n_ref, n_hyp = len(ref_codes), len(hyp_codes)
+        blocks, truncated = _align(ref_codes, hyp_codes) if n_ref or n_hyp else ([], False)
+    if not n_ref and not n_hyp:
         return "ref: (empty)\nhyp: (empty)\n     "
-    blocks, truncated = _align(ref_codes, hyp_codes)
     error_columns: list[int] = []
     n = 0  # columns
     for tag, i1, i2, j1, j2 in blocks:

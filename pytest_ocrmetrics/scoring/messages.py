@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from pytest_ocrmetrics.metrics.alignment import Alignment
 from pytest_ocrmetrics.metrics.registry import get_metric
 from pytest_ocrmetrics.metrics.thresholds import Threshold, format_limit
 from pytest_ocrmetrics.scoring.diff import worst_region
@@ -63,6 +64,17 @@ def fact_failure_line(fact: Mapping[str, Any], score: DocumentScore | None = Non
     return line
 
 
+def _grapheme_alignment(score: DocumentScore) -> Alignment | None:
+    """The character alignment the score's metrics made, when it is in grapheme clusters of the texts the excerpt
+    shows (the default unit); None otherwise (the excerpt then aligns the texts itself)."""
+    text_scores = score.text_scores
+    if text_scores is None or text_scores.cer.unit != "grapheme":
+        return None
+    if text_scores.reference != score.reference or text_scores.hypothesis != score.hypothesis:
+        return None
+    return text_scores.cer.alignment
+
+
 def failure_message(score: DocumentScore, threshold: Threshold, value: float) -> str:
     """``cer = 0.0821, must be <= 0.05 (from the test); document 'a.png' (dataset d), engine 'e'`` + an excerpt."""
     doc = score.document
@@ -71,7 +83,7 @@ def failure_message(score: DocumentScore, threshold: Threshold, value: float) ->
             f"(from the {threshold.source}); document {doc.id!r} (dataset {doc.dataset}), engine {score.engine!r}")
     spec = get_metric(threshold.metric)
     if spec.requires in ("text", "lines") and score.reference is not None:
-        return f"{head}\n{worst_region(score.reference, score.hypothesis)}"
+        return f"{head}\n{worst_region(score.reference, score.hypothesis, alignment=_grapheme_alignment(score))}"
     fields = score.details.get("fields")
     if spec.requires == "fields" and fields:
         return head + "".join(f"\n{line}" for line in field_lines(fields))
