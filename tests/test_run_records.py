@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,6 +114,7 @@ def test_a_packed_envelope_is_cleaned_and_counts_its_replacements_once(where: st
     packed["record_json"].encode("utf-8")  # what execnet must be able to send
     back = unpack_envelope(packed)
     assert back["record"] is not None and back["record"]["replaced_characters"] == 1
+    assert json.loads(back.pop("record_json")) == back["record"]
     assert back == clean_envelope({"nodeid": "t::a", "record": record, "transport": transport})
 
 
@@ -137,3 +139,36 @@ def test_a_run_without_bootstrap_intervals_is_a_valid_run_file() -> None:
     run = results.to_run(plugin_version="0", pytest_version="0", resamples=0)
     assert run["summary"][0]["metrics"]["cer"]["ci_low"] is None
     validate_run(json.loads(json.dumps(run, default=list)))
+
+
+@pytest.mark.parametrize(("outcome", "message"), [("passed", None), ("failed", "cer = 0.5, must be <= 0.1\nref: é"),
+                                                  ("skipped", "no engine"), ("error", None)])
+def test_the_controller_spools_a_workers_record_text_as_it_would_encode_the_record(
+        tmp_path: Path, outcome: str, message: str | None) -> None:
+    scored = _scored(tmp_path)
+    scored["metrics"]["odd"] = float("nan")
+    records: list[DocumentRecord] = [
+        scored,
+        {"id": "é.png", "dataset": "d", "engine": "e", "metrics": {}, "counts": {}, "elapsed_s": 0.0},
+        {"id": "f.png", "dataset": "d", "engine": "e", "metrics": {}, "counts": {}, "elapsed_s": 0.0,
+         "message": "low confidence"},  # finished_record replaces a key: encoded again
+    ]
+    for record in records:
+        sent = unpack_envelope(pack_envelope(envelope(record, nodeid=f"t::{record['id']}", checks=[])))
+        assert sent["record"] is not None
+        direct, from_text = RunResults(), RunResults()
+        direct.add(sent["record"], outcome, message)
+        encoded: list[object] = []
+        original = from_text._clean_json
+
+        def counting(rec: Any, encoded: list[object] = encoded, original: Any = original) -> bytes:
+            encoded.append(rec)
+            return original(rec)
+
+        from_text._clean_json = counting  # type: ignore[method-assign]
+        from_text.add(sent["record"], outcome, message, text=sent["record_json"])
+        assert len(encoded) == ("message" in record)  # only a record whose key finished_record replaces is encoded
+        assert [e[:5] for e in from_text.records] == [e[:5] for e in direct.records]
+        written = [dict(d) for d in from_text.documents()]
+        assert json.dumps(written, allow_nan=True) == json.dumps([dict(d) for d in direct.documents()], allow_nan=True)
+        assert list(from_text.documents().json_texts(json.dumps)) == list(direct.documents().json_texts(json.dumps))

@@ -111,7 +111,7 @@ def add_finished(outcome: RunOutcome, sent: Envelope, result: str, message: str 
     no OCR test: pytest's own report says it all)."""
     record = sent.get("record")
     if record is not None:
-        outcome.results.add(record, result, message, transport=sent.get("transport"))
+        outcome.results.add(record, result, message, transport=sent.get("transport"), text=sent.get("record_json"))
 
 
 def _short_message(report: pytest.TestReport) -> str:

@@ -100,13 +100,18 @@ class Transport(TypedDict, total=False):
     filtered: bool
 
 
-class Envelope(TypedDict):
-    """A record on its way to the controller: the test's node id, the record (``None`` for a test that is no OCR
-    test, named by a worker after a crash) and its :class:`Transport`."""
-
+class _EnvelopeKeys(TypedDict):
     nodeid: str
     record: DocumentRecord | None
     transport: Transport
+
+
+class Envelope(_EnvelopeKeys, total=False):
+    """A record on its way to the controller: the test's node id, the record (``None`` for a test that is no OCR
+    test, named by a worker after a crash) and its :class:`Transport`; from an xdist worker also ``record_json``,
+    the record's JSON text as the worker sent it (:func:`unpack_envelope`)."""
+
+    record_json: str
 
 
 class _RunKeys(TypedDict):
@@ -345,12 +350,13 @@ def unpack_envelope(sent: Mapping[str, Any]) -> Envelope:
         sent: the envelope as it arrived on the controller.
 
     Returns:
-        The envelope with its record.
+        The envelope with its record (and the text it was decoded from, ``record_json``).
     """
     text = sent.get("record_json")
     if not isinstance(text, str):
         return sent  # type: ignore[return-value]
-    return {"nodeid": sent["nodeid"], "record": json.loads(text), "transport": sent["transport"]}
+    # the text is kept: the run's results spool it as it is instead of encoding the record again
+    return {"nodeid": sent["nodeid"], "record": json.loads(text), "transport": sent["transport"], "record_json": text}
 
 
 def finished_record(record: Mapping[str, Any], outcome: str, message: str | None = None, *,

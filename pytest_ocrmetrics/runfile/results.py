@@ -184,6 +184,26 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
 _PLAIN_NUMBER = (int, float)
 
 
+def _finished_text(record: Mapping[str, Any], rec: Mapping[str, Any], text: str) -> bytes | None:
+    """The JSON text (UTF-8) of ``rec``, the :func:`~pytest_ocrmetrics.runfile.record.finished_record` of ``record``,
+    from ``text``, the JSON text of ``record`` an xdist worker sent (encoded by ``RECORD_ENCODER`` and cleaned
+    there): the keys ``finished_record`` appended written after it. None when that would not be the text encoding
+    ``rec`` gives (it replaced a key ``record`` had, or a value needs cleaning): then the record is encoded.
+
+    >>> _finished_text({"id": "a"}, {"id": "a", "outcome": "failed", "message": "é"}, '{"id": "a"}')
+    b'{"id": "a", "outcome": "failed", "message": "\\xc3\\xa9"}'
+    """
+    from pytest_ocrmetrics.core.safe_text import clean_utf8
+
+    if len(rec) < len(record) or any(key in record for key in ("outcome", "message")) or text[-1:] != "}":
+        return None
+    added = list(rec)[len(record):]
+    tail = "".join(f", {_RECORD_ENCODER.encode(key)}: {_RECORD_ENCODER.encode(rec[key])}" for key in added)
+    head = text[:-1] if len(text) > 2 else "{"  # "{}": no comma after the brace
+    spliced = head + (tail[2:] if head == "{" else tail) + "}"
+    return clean_utf8(spliced)
+
+
 def _summary_of(entry: _Entry) -> _SummaryValues:
     """The entry's summary values (present: :meth:`RunResults.summary` reads the index only when every entry has
     them)."""
@@ -294,12 +314,13 @@ class RunResults:
             self.collection_errors.append({"dataset": dataset, "message": message})
 
     def add(self, record: Mapping[str, Any], outcome: str, message: str | None = None,
-            transport: Transport | None = None) -> None:
+            transport: Transport | None = None, text: str | None = None) -> None:
         """Add one finished document test. ``outcome`` is the test's; a filtered record stays ``filtered``.
 
         ``transport`` is what came with the record in its envelope (:class:`~pytest_ocrmetrics.runfile.record.Envelope`):
         the engine's identity, the dataset's folder and skipped entries go to the run, not into the record. Text that
-        no report can hold (lone surrogates, non-characters) is replaced here, once, and counted.
+        no report can hold (lone surrogates, non-characters) is replaced here, once, and counted. ``text``: the
+        record's JSON text as an xdist worker sent it (encoded and cleaned there): the record is not encoded again.
         """
         transport = transport or {}
         if transport:
@@ -317,7 +338,9 @@ class RunResults:
         details = rec.get("details")
         if details and (type(details) is not dict or details.get("facts") is not None):  # unusual: look later
             self._has_facts = True
-        data = self._clean_json(rec)
+        data = _finished_text(record, rec, text) if text is not None else None
+        if data is None:
+            data = self._clean_json(rec)
         nodeid = rec.get("nodeid")
         plain = (isinstance(nodeid, str) and nodeid != "" and data.startswith(b"{") and b"NaN" not in data
                  and b"Infinity" not in data and b'"tests": ' not in data)
