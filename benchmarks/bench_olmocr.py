@@ -56,6 +56,7 @@ WRAPPER = Path(__file__).resolve().with_name("_olmocr_bench_chromium.py")
 OLMOCR_COMMIT = "f7cfe4c"
 DEFAULT_VENV_PYTHON = Path("/tmp/olmvenv/bin/python")
 DEFAULT_OLMOCR = Path("/tmp/olmocr_min")
+DEFAULT_PRODUCT_PYTHON = Path("/tmp/olmprod/bin/python")
 #: what the benchmark's code imports (olmocr/bench, its katex renderer, tables, report): the bench extra's part used
 BENCH_REQUIREMENTS = ("fuzzysearch", "rapidfuzz", "playwright", "beautifulsoup4", "lxml", "tqdm", "pypdf", "numpy",
                       "Pillow")
@@ -256,18 +257,20 @@ def pair_ratios(benchmark: list[float], product: list[float]) -> tuple[float, fl
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
-def setup_commands(python: Path, olmocr: Path, repo: str) -> list[list[str]]:
-    """The commands that make the benchmark's throwaway venv and source (``--setup`` runs them, printing each).
+def setup_commands(python: Path, olmocr: Path, repo: str, product_python: Path) -> list[list[str]]:
+    """The commands that make the two throwaway venvs and the benchmark's source (``--setup`` runs them, printing
+    each): the benchmark's venv with what its scorer imports, and the product's with this checkout and its ``facts``
+    extra and Playwright only (a user's install: none of the development tools' pytest plugins).
 
     Args:
-        python: the venv's interpreter to create (``VENV/bin/python``).
+        python: the benchmark venv's interpreter to create (``VENV/bin/python``).
         olmocr: the folder to receive ``olmocr/bench`` and what it imports, at commit f7cfe4c.
         repo: a clone of allenai/olmocr (a bare one works) or its URL.
+        product_python: the product venv's interpreter to create.
 
     Returns:
         The commands, in order.
     """
-    venv = python.parent.parent
     clone = olmocr.with_name(olmocr.name + "_git")
     fetch = [] if Path(repo).is_dir() else [["git", "clone", "--quiet", repo, str(clone)]]
     git_dir = repo if Path(repo).is_dir() else str(clone)
@@ -275,8 +278,10 @@ def setup_commands(python: Path, olmocr: Path, repo: str) -> list[list[str]]:
             ["mkdir", "-p", str(olmocr)],
             ["sh", "-c", f"git -C {git_dir} archive {OLMOCR_COMMIT} {' '.join(OLMOCR_PATHS)} | tar -x -C {olmocr}"],
             ["sh", "-c", f": > {olmocr}/olmocr/__init__.py"],
-            [sys.executable, "-m", "venv", str(venv)],
-            [str(python), "-m", "pip", "install", "--quiet", *BENCH_REQUIREMENTS]]
+            [sys.executable, "-m", "venv", str(python.parent.parent)],
+            [str(python), "-m", "pip", "install", "--quiet", *BENCH_REQUIREMENTS],
+            [sys.executable, "-m", "venv", str(product_python.parent.parent)],
+            [str(product_python), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[facts]", "playwright"]]
 
 
 @dataclass
@@ -287,6 +292,7 @@ class Sides:
     candidates: list[str]
     python: Path | None
     olmocr: Path | None
+    product_python: str
 
     @property
     def bench(self) -> Path:
@@ -294,7 +300,7 @@ class Sides:
 
     def product_command(self) -> list[str]:
         engines = [f"--ocr-engine=replay:bench/{name}" for name in self.candidates]
-        return [sys.executable, "-m", "pytest", "bench", "--ocr-dataset=bench", *engines, "--ocr-cache-dir=ocr-cache",
+        return [self.product_python, "-m", "pytest", "bench", "--ocr-dataset=bench", *engines, "--ocr-cache-dir=ocr-cache",
                 "--ocr-json=run.json"]
 
     def benchmark_command(self) -> list[str]:
@@ -311,12 +317,15 @@ class Sides:
 
     def run(self, side: str) -> tuple[float, str]:
         """Run one side as a whole process; its wall time and stdout (exit status 1 is failing tests: expected)."""
+        # both sides may write their bytecode (__pycache__, git-ignored), as an installed package has it: with
+        # PYTHONDONTWRITEBYTECODE set, every run would compile each side's own source again
+        base = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
         if side == "product":
             command = self.product_command()
-            env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+            env = {**base, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         else:
             command = self.benchmark_command()
-            env = {**os.environ, "HOME": str(self.work / "home"), "PYTHONPATH": str(self.olmocr)}
+            env = {**base, "HOME": str(self.work / "home"), "PYTHONPATH": str(self.olmocr)}
         start = time.perf_counter()
         done = subprocess.run(command, cwd=self.work, env=env, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - start
@@ -343,6 +352,8 @@ def _round(sides: Sides, number: int, times: dict[tuple[str, str], list[float]],
                 notes.setdefault("benchmark stdout", stdout)
             else:
                 notes[f"{phase} product layouts"] = sides.layouts() - layouts_before
+                plugins = re.search(r"^plugins: (.*)$", stdout, re.M)
+                notes["product plugins"] = plugins[1] if plugins else "none"
                 notes.setdefault("run", json.loads((sides.work / "run.json").read_text(encoding="utf-8")))
 
 
@@ -400,18 +411,24 @@ def main() -> None:
                         help="the benchmark's throwaway venv's interpreter (default %(default)s)")
     parser.add_argument("--olmocr", type=Path, default=DEFAULT_OLMOCR,
                         help=f"a folder holding olmocr/bench at commit {OLMOCR_COMMIT} (default %(default)s)")
+    parser.add_argument("--product-python", type=Path, default=None,
+                        help=f"the product's interpreter (default {DEFAULT_PRODUCT_PYTHON} when it exists, made by "
+                             "--setup with only the product's facts extra; else this interpreter)")
     parser.add_argument("--rounds", type=int, default=5, help="cold + warm rounds per side (default %(default)s)")
     parser.add_argument("--setup", action="store_true", help="create --python's venv and --olmocr, then exit")
     parser.add_argument("--olmocr-repo", default="https://github.com/allenai/olmocr",
                         help="for --setup: a clone of allenai/olmocr (bare works) or its URL")
     args = parser.parse_args()
     if args.setup:
-        for command in setup_commands(args.python, args.olmocr, args.olmocr_repo):
+        for command in setup_commands(args.python, args.olmocr, args.olmocr_repo,
+                                      args.product_python or DEFAULT_PRODUCT_PYTHON):
             print("+", " ".join(command), flush=True)
             subprocess.run(command, check=True)
         return
     if not (args.data / "dataset.jsonl").is_file() or not (args.data / SOURCE_CANDIDATE).is_dir():
         sys.exit(f"no olmOCR-bench sample at {args.data} (dataset.jsonl, {SOURCE_CANDIDATE}/); pass --data DIR")
+    product_python = args.product_python or (DEFAULT_PRODUCT_PYTHON if DEFAULT_PRODUCT_PYTHON.is_file()
+                                             else Path(sys.executable))
     has_benchmark = args.python.is_file() and (args.olmocr / "olmocr" / "bench" / "benchmark.py").is_file()
     if not has_benchmark:
         print(f"Note: no benchmark venv at {args.python} or no olmocr/bench under {args.olmocr}: only the product is "
@@ -420,14 +437,16 @@ def main() -> None:
         work = Path(temporary)
         (work / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # rootdir: .pytest_cache stays out of bench/
         candidates = make_workspace(args.data, work / "bench")
-        sides = Sides(work, candidates, args.python if has_benchmark else None, args.olmocr if has_benchmark else None)
+        sides = Sides(work, candidates, args.python if has_benchmark else None, args.olmocr if has_benchmark else None,
+                      str(product_python))
         times: dict[tuple[str, str], list[float]] = {}
         notes: dict[str, object] = {}
         for number in range(args.rounds):
             _round(sides, number, times, notes)
         tests = len(benchmark_test_ids(sides.bench))
         print(f"olmOCR-bench sample (commit {OLMOCR_COMMIT}): {tests} tests x {len(candidates)} candidates "
-              f"({', '.join(candidates)}); whole processes, the two tools interleaved, {args.rounds} rounds.\n")
+              f"({', '.join(candidates)}); whole processes, the two tools interleaved, {args.rounds} rounds. "
+              f"The product's pytest plugins: {notes.get('product plugins')}.\n")
         _print_times(times, args.rounds, notes)
         _print_agreement(sides, notes)
     if writing:
