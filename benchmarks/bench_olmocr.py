@@ -233,12 +233,12 @@ def agreement(test_ids: list[str], failed: Mapping[str, set[str]], ours: Mapping
         agree, differences = 0, []
         for test_id in test_ids:
             theirs = test_id not in bench_failed
-            product = mine.get(test_id, "missing")
-            if product is theirs:
+            if test_id in mine and mine[test_id] is theirs:
                 agree += 1
-            else:
-                said = {True: "pass", False: "fail", None: "not checked"}.get(product, "no verdict")  # type: ignore[call-overload]
-                differences.append(f"{test_id}: benchmark {'pass' if theirs else 'fail'}, product {said}")
+                continue
+            said = ("no verdict" if test_id not in mine else "not checked" if mine[test_id] is None
+                    else "pass" if mine[test_id] else "fail")
+            differences.append(f"{test_id}: benchmark {'pass' if theirs else 'fail'}, product {said}")
         rows.append(Agreement(candidate, len(test_ids), agree, tuple(differences)))
     return rows
 
@@ -441,12 +441,14 @@ def main() -> None:
                       str(product_python))
         times: dict[tuple[str, str], list[float]] = {}
         notes: dict[str, object] = {}
+        load_before = os.getloadavg()[0]
         for number in range(args.rounds):
             _round(sides, number, times, notes)
         tests = len(benchmark_test_ids(sides.bench))
         print(f"olmOCR-bench sample (commit {OLMOCR_COMMIT}): {tests} tests x {len(candidates)} candidates "
               f"({', '.join(candidates)}); whole processes, the two tools interleaved, {args.rounds} rounds. "
-              f"The product's pytest plugins: {notes.get('product plugins')}.\n")
+              f"The product's pytest plugins: {notes.get('product plugins')}. Load average (1 min) before and after: "
+              f"{load_before:.1f} and {os.getloadavg()[0]:.1f}, on {os.cpu_count()} CPUs.\n")
         _print_times(times, args.rounds, notes)
         _print_agreement(sides, notes)
     if writing:
