@@ -17,7 +17,7 @@ import runpy
 import sys
 from typing import Any
 
-from playwright.sync_api._generated import BrowserType  # type: ignore[import-not-found,unused-ignore]
+from playwright.sync_api import BrowserType  # type: ignore[import-not-found,unused-ignore]
 
 _launch = BrowserType.launch
 

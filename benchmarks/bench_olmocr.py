@@ -1,9 +1,11 @@
 """Time the product's olmOCR-bench facts against olmOCR-bench's own scorer on the same folder, cold and warm.
 
-Run: ``python benchmarks/bench_olmocr.py --python /tmp/olmvenv/bin/python --olmocr /tmp/olmocr_min`` (``--rounds N``,
-``--data DIR`` for another sample folder, ``--write-docs`` for docs/performance.md). The benchmark runs in a
-throwaway venv as a subprocess (never a dependency of the product): ``--setup`` creates that venv and the benchmark's
-source at those paths (see :func:`setup_commands`). Without them only the product is timed, with a note.
+Run: ``python benchmarks/bench_olmocr.py --setup`` once (it makes two throwaway venvs and the benchmark's source, see
+:func:`setup_commands`; ``--python``, ``--olmocr`` and ``--product-python`` name other places), then
+``python benchmarks/bench_olmocr.py`` (``--rounds N``, ``--data DIR`` for another sample folder, ``--write-docs`` for
+docs/performance.md). The benchmark runs in its venv as a subprocess (never a dependency of the product); without
+it only the product is timed, with a note. The product runs in its own venv (this checkout with its ``facts`` extra
+and Playwright: no development tool's pytest plugin), else in this interpreter.
 
 The workload: ``../shared/data/olmocr_bench_sample`` (olmOCR-bench's sample data at commit f7cfe4c: 6 PDFs, 34 tests
 plus the baseline tests the benchmark adds) copied into a temporary folder with **4 candidates**: the sample's own
@@ -19,7 +21,7 @@ Both sides are whole processes, as a user runs them:
   ``HOME`` points into the temporary folder, so the user's own cache is never read or cleared;
 * the product: ``pytest FOLDER --ocr-dataset=FOLDER --ocr-engine=replay:FOLDER/<candidate>`` x 4
   ``--ocr-cache-dir=CACHE --ocr-json=run.json`` (one session scores the 4 candidates side by side; the math facts'
-  equation layouts are kept in ``CACHE/math-layout``).
+  equation layouts and MathML are kept in ``CACHE/math-layout`` and ``CACHE/math-mathml``).
 
 Each round runs *cold* (each tool's equation cache removed first: both start Chromium and lay their equations out)
 then *warm* (the caches as the cold run left them: the benchmark's normal state from its second run on), the two
