@@ -2,7 +2,9 @@
 
 Engines come from three places, all through :meth:`EngineRegistry.register`:
 
-1. the built-ins (``replay``, ``tesseract``, ``rapidocr``), registered by :func:`default_registry`;
+1. the built-ins (``replay``, ``tesseract``, ``rapidocr``, ``openai``, ``deepseek``), registered by
+   :func:`default_registry` by name, each module imported when its engine is first looked up (a ``replay`` run
+   imports none of the HTTP and model engines' code);
 2. installed packages: each entry point in the group ``pytest_ocrmetrics.engines`` is an :class:`EngineSpec`, or a
    callable returning one or a list of them (:meth:`EngineRegistry.load_entry_points`), so
    ``pip install pytest-ocrmetrics-myengine`` adds an engine with no configuration;
@@ -14,7 +16,7 @@ Engine settings use one syntax everywhere, ``ENGINE.KEY=VALUE`` (:func:`parse_en
 from __future__ import annotations
 
 import re
-from importlib import metadata
+from importlib import import_module, metadata
 from typing import Any, Iterable, Mapping
 
 from pytest_ocrmetrics.engines.base import EngineOptionError, EngineSpec, OcrEngine
@@ -34,6 +36,15 @@ ENTRY_POINT_GROUP = "pytest_ocrmetrics.engines"
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 _KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+#: the built-in engines: name -> (module, attribute) of their :class:`EngineSpec`, in :func:`builtin_engines`' order
+_BUILTINS: dict[str, tuple[str, str]] = {
+    "replay": ("pytest_ocrmetrics.engines.replay", "SPEC"),
+    "tesseract": ("pytest_ocrmetrics.engines.tesseract", "SPEC"),
+    "rapidocr": ("pytest_ocrmetrics.engines.rapidocr", "SPEC"),
+    "openai": ("pytest_ocrmetrics.engines.openai_compat", "OPENAI_SPEC"),
+    "deepseek": ("pytest_ocrmetrics.engines.deepseek", "DEEPSEEK_SPEC"),
+}
 
 
 class UnknownEngineError(EngineOptionError):
@@ -92,7 +103,19 @@ class EngineRegistry:
 
     def __init__(self) -> None:
         self._specs: dict[str, EngineSpec] = {}
+        self._deferred: dict[str, tuple[str, str]] = {}  # built-ins not imported yet: name -> (module, attribute)
         self._failed_entry_points: dict[str, str] = {}
+
+    def _register_builtin(self, name: str, module: str, attribute: str) -> None:
+        """Register a built-in engine by name; its module is imported when the engine is first looked up."""
+        if name not in self._specs:
+            self._deferred[name] = (module, attribute)
+
+    def _resolve(self, name: str) -> None:
+        """Import the deferred built-in ``name`` (if it is one) and register its spec."""
+        where = self._deferred.pop(name, None)
+        if where is not None:
+            self.register(getattr(import_module(where[0]), where[1]))
 
     # -- registering -------------------------------------------------------------------------------------------------
     def register(self, spec: EngineSpec, *, replace: bool = False) -> None:
@@ -108,6 +131,9 @@ class EngineRegistry:
         for key in spec.options:
             if not _KEY.match(key):
                 raise ValueError(f"engine {spec.name!r}: setting key {key!r} must be letters, digits, '_', '.' or '-'")
+        if not replace:  # a name taken by a built-in not imported yet is taken all the same
+            self._resolve(spec.name)
+        self._deferred.pop(spec.name, None)
         current = self._specs.get(spec.name)
         if current is not None and current != spec and not replace:
             raise ValueError(
@@ -148,7 +174,7 @@ class EngineRegistry:
     # -- looking up --------------------------------------------------------------------------------------------------
     def names(self) -> list[str]:
         """Registered engine names, sorted."""
-        return sorted(self._specs)
+        return sorted({*self._specs, *self._deferred})
 
     @property
     def entry_point_errors(self) -> dict[str, str]:
@@ -156,7 +182,7 @@ class EngineRegistry:
         return dict(self._failed_entry_points)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._specs
+        return name in self._specs or name in self._deferred
 
     def get(self, name: str) -> EngineSpec:
         """The spec registered as ``name``.
@@ -164,6 +190,7 @@ class EngineRegistry:
         Raises :class:`UnknownEngineError` listing the registered engines, or naming the import error when ``name``
         is an installed entry point that failed to load (a usage error either way: the engine cannot be used).
         """
+        self._resolve(name)
         spec = self._specs.get(name)
         if spec is not None:
             return spec
@@ -233,18 +260,18 @@ def _origin(entry_point: metadata.EntryPoint) -> str:
 
 def builtin_engines() -> list[EngineSpec]:
     """The specs of the built-in engines (their modules import no heavy library at import time)."""
-    from pytest_ocrmetrics.engines import rapidocr, replay, tesseract
-    from pytest_ocrmetrics.engines.deepseek import DEEPSEEK_SPEC
-    from pytest_ocrmetrics.engines.openai_compat import OPENAI_SPEC
-
-    return [replay.SPEC, tesseract.SPEC, rapidocr.SPEC, OPENAI_SPEC, DEEPSEEK_SPEC]
+    return [getattr(import_module(module), attribute) for module, attribute in _BUILTINS.values()]
 
 
 def default_registry(*, entry_points: bool = True) -> EngineRegistry:
-    """A fresh registry with the built-in engines and (unless ``entry_points=False``) installed entry points."""
+    """A fresh registry with the built-in engines and (unless ``entry_points=False``) installed entry points.
+
+    The built-ins are registered by name: each one's module is imported when the engine is looked up
+    (:meth:`EngineRegistry.get`, hence ``check`` and ``create``), or when another spec is registered under its name
+    (to refuse it, as for any taken name, unless ``replace=True``)."""
     registry = EngineRegistry()
-    for spec in builtin_engines():
-        registry.register(spec)
+    for name, (module, attribute) in _BUILTINS.items():
+        registry._register_builtin(name, module, attribute)
     if entry_points:
         registry.load_entry_points()
     return registry

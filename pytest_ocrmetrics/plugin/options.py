@@ -78,10 +78,11 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
              "ones) or all.")),
     # output cache and concurrency
     ("--ocr-no-cache", "ocr_no_cache", "bool", dict(action="store_true",
-        help="Do not read or write the engine output cache (nor the math facts' equation layouts kept next to it).")),
+        help="Do not read or write the engine output cache (nor the math facts' equation layouts and MathML kept "
+             "next to it).")),
     ("--ocr-cache-dir", "ocr_cache_dir", "string", dict(metavar="PATH",
-        help="Directory of the engine output cache, which also keeps the math facts' equation layouts in "
-             "math-layout/ (default: inside pytest's cache directory).")),
+        help="Directory of the engine output cache, which also keeps the math facts' equation layouts and MathML in "
+             "math-layout/ and math-mathml/ (default: inside pytest's cache directory).")),
     ("--ocr-refresh-cache", "ocr_refresh_cache", "bool", dict(action="store_true",
         help="Run the engines again and overwrite their cached outputs (and lay the math facts' equations out "
              "again).")),

@@ -100,6 +100,37 @@ def test_register_refuses_clashes_and_bad_names_but_allows_replace() -> None:
         registry.register("echo")  # type: ignore[arg-type]
 
 
+def test_builtins_are_imported_when_looked_up_and_still_refuse_clashes() -> None:
+    code = textwrap.dedent("""
+        import sys
+        from pytest_ocrmetrics.engines.base import EngineSpec
+        from pytest_ocrmetrics.engines.registry import builtin_engines, default_registry
+        registry = default_registry(entry_points=False)
+        loaded = lambda: sorted(m for m in ("deepseek", "openai_compat", "http", "rapidocr", "tesseract")
+                                if f"pytest_ocrmetrics.engines.{m}" in sys.modules)
+        assert {"deepseek", "openai", "replay"} <= set(registry.names()) and "openai" in registry, registry.names()
+        registry.get("replay")
+        assert loaded() == [], loaded()  # a replay run imports none of the other engines' modules
+        assert registry.get("tesseract").name == "tesseract" and loaded() == ["tesseract"], loaded()
+        try:
+            registry.register(EngineSpec("deepseek", lambda arg, options: None))
+        except ValueError as exc:
+            assert "engine 'deepseek' is already registered" in str(exc), exc
+        else:
+            raise AssertionError("a spec under a built-in's name was accepted")
+        other = EngineSpec("rapidocr", lambda arg, options: None)
+        registry.register(other, replace=True)
+        assert registry.get("rapidocr") is other and "pytest_ocrmetrics.engines.rapidocr" not in sys.modules
+        assert [spec.name for spec in builtin_engines()] == ["replay", "tesseract", "rapidocr", "openai", "deepseek"]
+        print("ok")
+    """)
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
 @pytest.mark.parametrize(("items", "expected"), [
     (["tesseract.lang=deu", "tesseract.psm=6"], {"tesseract": {"lang": "deu", "psm": "6"}}),
     ([" replay.dir = a=b.c ", "", "  "], {"replay": {"dir": "a=b.c"}}),

@@ -181,3 +181,79 @@ def test_with_the_real_browser_a_second_run_starts_none(tmp_path: Path) -> None:
     finally:
         result_cache.use_folder(None)
         math_layout.render_spans.cache_clear()
+
+
+@pytest.fixture
+def counted_katex(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """pykatex's renderToString, each equation it renders recorded (the MathML step's KaTeX calls)."""
+    import pykatex
+
+    from pytest_ocrmetrics.metrics.facts import equations
+
+    rendered: list[str] = []
+    real = pykatex.renderToString
+
+    def counting(equation: str, **options: Any) -> Any:
+        rendered.append(equation)
+        return real(equation, **options)
+
+    monkeypatch.setattr(pykatex, "renderToString", counting)
+    equations.render_mathml.cache_clear()
+    yield rendered
+    equations.render_mathml.cache_clear()
+
+
+def test_mathml_is_kept_on_disk_so_a_second_run_renders_nothing(counted_katex: list[str],
+                                                                 cache_folder: Path) -> None:
+    from pytest_ocrmetrics.metrics.facts import equations
+
+    first = equations.render_mathml("x^{2}")
+    with pytest.raises(equations.MathRenderError, match="KaTeX cannot render") as rejected:
+        equations.render_mathml("\\frac{")
+    assert counted_katex == ["x^{2}", "\\frac{"]
+    assert len(list((cache_folder / "math-mathml").glob("*/*.json"))) == 2
+    equations.render_mathml.cache_clear()  # a second run: nothing in memory
+    assert equations.render_mathml("x^{2}") == first
+    with pytest.raises(equations.MathRenderError) as again:  # the rejection too, with KaTeX's own message
+        equations.render_mathml("\\frac{")
+    assert str(again.value) == str(rejected.value)
+    assert counted_katex == ["x^{2}", "\\frac{"]  # no KaTeX call in the second run
+    cache = math_layout.mathml_cache()
+    assert cache is not None and cache.hits == 2 and cache.key("x^{2}") != math_layout.LayoutCache(
+        cache_folder / "math-layout").key("x^{2}")  # its own keys, beside the layouts
+
+
+@pytest.mark.parametrize("content", [b"{not json", b'{"format": 1, "key": "KEY", "mathml": 3}',
+                                     b'{"format": 1, "key": "KEY", "mathml": "", "error": 1}', "fifo"],
+                         ids=["not-json", "mathml-not-text", "error-not-text", "fifo"])
+def test_a_bad_mathml_entry_is_rendered_again_with_a_warning(counted_katex: list[str], cache_folder: Path,
+                                                             content: Any) -> None:
+    from pytest_ocrmetrics.metrics.facts import equations
+
+    cache = math_layout.mathml_cache()
+    assert cache is not None
+    path = cache.path_for(cache.key("x^{2}"))
+    path.parent.mkdir(parents=True)
+    if content == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs on this platform")
+        os.mkfifo(path)
+    else:
+        path.write_bytes(content.replace(b"KEY", cache.key("x^{2}").encode()))
+    with pytest.warns(MathLayoutCacheWarning, match=f"math MathML cache entry {path}.*rendered again"):
+        # the read alone, bounded (KaTeX itself must run in this thread): a FIFO is never waited on
+        assert within(lambda: cache.get("x^{2}"), fifos=[path] if content == "fifo" else []) is None
+    with pytest.warns(MathLayoutCacheWarning, match=f"math MathML cache entry {path}"):
+        mathml = equations.render_mathml("x^{2}")
+    assert counted_katex == ["x^{2}"] and "<msup>" in mathml and cache.corrupt == 2
+    assert path.is_file() and cache.get("x^{2}") == (mathml, None)  # replaced by a good entry
+
+
+def test_without_a_cache_folder_mathml_is_rendered_each_run(counted_katex: list[str]) -> None:
+    from pytest_ocrmetrics.metrics.facts import equations
+
+    result_cache.use_folder(None)
+    equations.render_mathml("x^{2}")
+    equations.render_mathml.cache_clear()
+    equations.render_mathml("x^{2}")
+    assert counted_katex == ["x^{2}", "x^{2}"]

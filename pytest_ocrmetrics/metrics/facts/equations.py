@@ -52,7 +52,20 @@ def output_equations(text: str, *, ignore_dollar_delimited: bool = False) -> lis
 def render_mathml(equation: str) -> str:
     """KaTeX's MathML for ``equation`` in display mode, reduced as the benchmark compares it: the ``<semantics>``
     content without the TeX annotation, all whitespace removed. Raises :class:`MathRenderError` when KaTeX rejects
-    the equation or is not installed."""
+    the equation or is not installed.
+
+    Kept on disk by content when a cache folder is set (:func:`~pytest_ocrmetrics.metrics.facts.math_layout.
+    mathml_cache`, beside the layouts; keyed by the KaTeX version), rejections included: a run whose equations are
+    all stored renders none and never starts KaTeX's JavaScript engine (about 20 ms)."""
+    from pytest_ocrmetrics.metrics.facts.math_layout import mathml_cache
+
+    cache = mathml_cache()
+    stored = cache.get(equation) if cache is not None else None
+    if stored is not None:
+        mathml, error = stored
+        if error is not None:
+            raise MathRenderError(error)
+        return mathml
     try:
         import pykatex  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
@@ -60,10 +73,16 @@ def render_mathml(equation: str) -> str:
     try:
         html = pykatex.renderToString(equation, displayMode=True, output=pykatex.OUTPUT_MATHML)
     except Exception as exc:  # pykatex.ParseError and anything KaTeX throws
-        raise MathRenderError(f"KaTeX cannot render {equation!r}: {exc}") from None
+        message = f"KaTeX cannot render {equation!r}: {exc}"
+        if cache is not None:
+            cache.put(equation, "", message)
+        raise MathRenderError(message) from None
     match = _SEMANTICS.search(html)
     inner = _ANNOTATION.sub("", match.group(1)) if match else html
-    return _SPACES.sub("", inner)
+    reduced = _SPACES.sub("", inner)
+    if cache is not None:
+        cache.put(equation, reduced)
+    return reduced
 
 
 def katex_available() -> bool:

@@ -16,7 +16,8 @@ the equation, the KaTeX that renders it (:func:`katex_version`) and the styleshe
 and starts no browser. Chromium starts, once per process, only for an equation the cache does not hold
 (:func:`browser_launches` counts the starts). A corrupt entry, or one that is not a regular file (a FIFO left by a CI
 cache restore), is never a hang or a crash: it warns (:class:`MathLayoutCacheWarning`), the layout is computed again
-and the entry replaced. """
+and the entry replaced. Step 2's MathML is kept the same way beside it (:class:`MathmlCache`, ``math-mathml/``), so a
+warm run does not start KaTeX's JavaScript engine either. """
 
 from __future__ import annotations
 
@@ -33,12 +34,13 @@ import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from pytest_ocrmetrics.core.files import write_bytes_atomic
 
 __all__ = ["Span", "layout_available", "render_spans", "spans_match", "LayoutUnavailable", "LayoutCache",
-           "MathLayoutCacheWarning", "layout_cache", "katex_version", "browser_launches"]
+           "MathmlCache", "MathLayoutCacheWarning", "layout_cache", "mathml_cache", "katex_version",
+           "browser_launches"]
 
 _CSS = Path(__file__).with_name("katex.min.css")
 _SPACES = re.compile(r"[\s\u200a-\u200d\u2060\ufeff]+", flags=re.UNICODE)
@@ -203,22 +205,14 @@ def katex_version() -> str:
     return f"{katex}; stylesheet sha256:{hashlib.sha256(_CSS.read_bytes()).hexdigest()[:16]}"
 
 
-class LayoutCache:
-    """Equation layouts (the :class:`Span` boxes Chromium gave them) stored by content in ``directory``.
+_T = TypeVar("_T")
 
-    Layout: ``<directory>/<key[:2]>/<key>.json``, ``key`` the SHA-256 of the equation, :func:`katex_version` and the
-    entry format; each entry written atomically (a temporary file, then :func:`os.replace`), so xdist workers can
-    write at once. An entry that cannot be read, is not a regular file (never opened for a blocking read), is not
-    JSON or not a layout of that key warns with :class:`MathLayoutCacheWarning` naming it and counts as a miss: the
-    layout is computed again and the entry replaced. ``refresh=True`` reads nothing but still writes. ``hits``,
-    ``misses``, ``writes`` and ``corrupt`` count what happened.
 
-    Example::
+class _EquationStore:
+    """Entries about equations stored by content in ``directory`` (see :class:`LayoutCache`, :class:`MathmlCache`):
+    the file layout, the keys, the atomic writes, the counters and the handling of bad entries they share."""
 
-        >>> from pytest_ocrmetrics.metrics import result_cache
-        >>> result_cache.use_folder(tmp_path)  # layouts in tmp_path / "math-layout"  # doctest: +SKIP
-        >>> render_spans("x^{2}")  # the first run: Chromium lays it out, the entry is written  # doctest: +SKIP
-    """
+    _NAME, _WHAT, _REDONE = "math layout cache", "layout", "laid out"  # how warnings name the cache and its entries
 
     def __init__(self, directory: Path | str, *, refresh: bool = False) -> None:
         self.directory = Path(directory)
@@ -227,11 +221,14 @@ class LayoutCache:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"LayoutCache({str(self.directory)!r}, hits={self.hits}, misses={self.misses})"
+        return f"{type(self).__name__}({str(self.directory)!r}, hits={self.hits}, misses={self.misses})"
+
+    #: extra key material of a subclass's entries (none for layouts, so their keys are what they always were)
+    _KIND: dict[str, str] = {}
 
     def key(self, equation: str) -> str:
         """The entry key of ``equation``: it changes with the equation's text, the KaTeX version and the format."""
-        material = json.dumps({"format": _LAYOUT_FORMAT, "katex": katex_version(), "equation": equation},
+        material = json.dumps({"format": _LAYOUT_FORMAT, "katex": katex_version(), "equation": equation, **self._KIND},
                               sort_keys=True, ensure_ascii=True)
         return hashlib.sha256(material.encode("ascii")).hexdigest()
 
@@ -239,8 +236,9 @@ class LayoutCache:
         """Where the entry for ``key`` lives."""
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, equation: str) -> tuple[Span, ...] | None:
-        """The stored layout of ``equation``, or None (a miss, a refresh, or a bad entry: warned)."""
+    def _get(self, equation: str, decode: Callable[[Any, str], _T]) -> _T | None:
+        """The stored entry of ``equation`` decoded by ``decode(entry, key)`` (``ValueError`` for a bad entry), or
+        None: a miss, a refresh, or a bad entry (warned)."""
         if self.refresh:
             self._count("misses")
             return None
@@ -267,26 +265,23 @@ class LayoutCache:
         finally:
             os.close(descriptor)
         try:
-            entry = json.loads(data.decode("utf-8"))
-            spans = _spans_from_entry(entry, key)
+            value = decode(json.loads(data.decode("utf-8")), key)
         except (UnicodeDecodeError, ValueError, TypeError, RecursionError) as exc:
-            self._bad(path, f"is not a layout entry ({type(exc).__name__}: {exc})")
+            self._bad(path, f"is not a {self._WHAT} entry ({type(exc).__name__}: {exc})")
             return None
         self._count("hits")
-        return spans
+        return value
 
-    def put(self, equation: str, spans: tuple[Span, ...]) -> None:
-        """Store the layout of ``equation`` atomically; a failed write warns and is otherwise ignored."""
+    def _put(self, equation: str, payload: dict[str, Any]) -> None:
         key = self.key(equation)
         path = self.path_for(key)
         data = json.dumps({"format": _LAYOUT_FORMAT, "key": key, "katex": katex_version(), "equation": equation,
-                           "spans": [[s.text, s.x, s.y, s.width, s.height] for s in spans]},
-                          ensure_ascii=True, allow_nan=False).encode("ascii")
+                           **payload}, ensure_ascii=True, allow_nan=False).encode("ascii")
         try:
             write_bytes_atomic(path, data, prefix=f".{key[:16]}-")
         except OSError as exc:
-            warnings.warn(f"could not write the math layout cache entry {path}: {exc}; the layout is used but not "
-                          "stored", MathLayoutCacheWarning, stacklevel=2)
+            warnings.warn(f"could not write the {self._NAME} entry {path}: {exc}; the {self._WHAT} is used but not "
+                          "stored", MathLayoutCacheWarning, stacklevel=3)
             return
         self._count("writes")
 
@@ -298,8 +293,62 @@ class LayoutCache:
         with self._lock:
             self.corrupt += 1
             self.misses += 1
-        warnings.warn(f"math layout cache entry {path} {problem}; ignoring it, the equation is laid out again and "
-                      "the entry replaced", MathLayoutCacheWarning, stacklevel=3)
+        warnings.warn(f"{self._NAME} entry {path} {problem}; ignoring it, the equation is {self._REDONE} again and "
+                      "the entry replaced", MathLayoutCacheWarning, stacklevel=4)
+
+
+class LayoutCache(_EquationStore):
+    """Equation layouts (the :class:`Span` boxes Chromium gave them) stored by content in ``directory``.
+
+    Layout: ``<directory>/<key[:2]>/<key>.json``, ``key`` the SHA-256 of the equation, :func:`katex_version` and the
+    entry format; each entry written atomically (a temporary file, then :func:`os.replace`), so xdist workers can
+    write at once. An entry that cannot be read, is not a regular file (never opened for a blocking read), is not
+    JSON or not a layout of that key warns with :class:`MathLayoutCacheWarning` naming it and counts as a miss: the
+    layout is computed again and the entry replaced. ``refresh=True`` reads nothing but still writes. ``hits``,
+    ``misses``, ``writes`` and ``corrupt`` count what happened.
+
+    Example::
+
+        >>> from pytest_ocrmetrics.metrics import result_cache
+        >>> result_cache.use_folder(tmp_path)  # layouts in tmp_path / "math-layout"  # doctest: +SKIP
+        >>> render_spans("x^{2}")  # the first run: Chromium lays it out, the entry is written  # doctest: +SKIP
+    """
+
+    def get(self, equation: str) -> tuple[Span, ...] | None:
+        """The stored layout of ``equation``, or None (a miss, a refresh, or a bad entry: warned)."""
+        return self._get(equation, _spans_from_entry)
+
+    def put(self, equation: str, spans: tuple[Span, ...]) -> None:
+        """Store the layout of ``equation`` atomically; a failed write warns and is otherwise ignored."""
+        self._put(equation, {"spans": [[s.text, s.x, s.y, s.width, s.height] for s in spans]})
+
+
+class MathmlCache(_EquationStore):
+    """KaTeX's reduced MathML of equations (step 2 of a ``math`` fact, :func:`~pytest_ocrmetrics.metrics.facts.
+    equations.render_mathml`) stored by content like :class:`LayoutCache`'s layouts, with its key (the KaTeX version
+    included) and its handling of bad entries: a run whose equations are all stored renders none, so KaTeX's
+    JavaScript engine is never started. An equation KaTeX rejects is stored with KaTeX's message."""
+
+    _KIND = {"kind": "mathml"}
+    _NAME, _WHAT, _REDONE = "math MathML cache", "MathML", "rendered"
+
+    def get(self, equation: str) -> tuple[str, str | None] | None:
+        """``(mathml, None)`` or ``("", error)`` stored for ``equation``, or None (a miss, a refresh, a bad entry)."""
+        return self._get(equation, _mathml_from_entry)
+
+    def put(self, equation: str, mathml: str, error: str | None = None) -> None:
+        """Store ``equation``'s reduced MathML, or the error KaTeX raised; a failed write warns."""
+        self._put(equation, {"mathml": mathml, "error": error})
+
+
+def _mathml_from_entry(entry: Any, key: str) -> tuple[str, str | None]:
+    """The (mathml, error) of a decoded MathML entry, checked (``ValueError`` for anything ``put`` does not write)."""
+    if not isinstance(entry, dict) or entry.get("format") != _LAYOUT_FORMAT or entry.get("key") != key:
+        raise ValueError("another format or key")
+    mathml, error = entry.get("mathml"), entry.get("error")
+    if not isinstance(mathml, str) or not (error is None or isinstance(error, str)):
+        raise ValueError("mathml is not a string or error is neither null nor a string")
+    return mathml, error
 
 
 def _spans_from_entry(entry: Any, key: str) -> tuple[Span, ...]:
@@ -319,6 +368,23 @@ def _spans_from_entry(entry: Any, key: str) -> tuple[Span, ...]:
 
 
 _LAYOUT_CACHE: LayoutCache | None = None
+_MATHML_CACHE: MathmlCache | None = None
+
+
+def mathml_cache() -> MathmlCache | None:
+    """The :class:`MathmlCache` in use: ``math-mathml/`` beside :func:`layout_cache`'s ``math-layout/`` (the folder
+    of :func:`pytest_ocrmetrics.metrics.result_cache.use_folder`), or None (MathML kept in memory only)."""
+    global _MATHML_CACHE
+    from pytest_ocrmetrics.metrics.result_cache import folder
+
+    base, refresh = folder()
+    if base is None:
+        return None
+    directory = base / "math-mathml"
+    cache = _MATHML_CACHE
+    if cache is None or cache.directory != directory or cache.refresh != refresh:
+        cache = _MATHML_CACHE = MathmlCache(directory, refresh=refresh)
+    return cache
 
 
 def layout_cache() -> LayoutCache | None:

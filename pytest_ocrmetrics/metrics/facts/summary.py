@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from pytest_ocrmetrics.metrics.aggregate import percentile
 
@@ -41,33 +41,72 @@ class FactSummary:
 def summarize_facts(verdicts: Iterable[tuple[str, str, bool]], *, n_bootstrap: int = 1000, level: float = 0.95,
                     seed: int = 0) -> FactSummary:
     """Summarize ``(group, type, passed)`` final verdicts (one per fact per engine) as the benchmark does."""
-    groups: dict[str, list[float]] = {}
-    types: dict[str, list[float]] = {}
-    for group, kind, passed in verdicts:
-        groups.setdefault(group, []).append(1.0 if passed else 0.0)
-        types.setdefault(kind, []).append(1.0 if passed else 0.0)
-    if not groups:
-        return FactSummary({}, {}, 0.0, (0.0, 0.0), 0, 0)
-    by_group = {g: sum(v) / len(v) for g, v in sorted(groups.items())}
-    headline = sum(by_group.values()) / len(by_group)
-    interval: tuple[float, float] | None = None  # no resamples, no interval
-    if n_bootstrap > 0:
-        rng = random.Random(seed)
-        means = []
-        for _ in range(n_bootstrap):
-            rates = [sum(rng.choices(scores, k=len(scores))) / len(scores) for scores in groups.values()]
-            means.append(sum(rates) / len(rates))
-        means.sort()
-        alpha = (1 - level) / 2
-        interval = (percentile(means, alpha * 100), percentile(means, (1 - alpha) * 100))
-    return FactSummary(
-        by_type={t: sum(v) / len(v) for t, v in sorted(types.items())},
-        by_group=by_group,
-        headline=headline,
-        interval=interval,
-        passed=int(sum(sum(v) for v in groups.values())),
-        total=sum(len(v) for v in groups.values()),
-    )
+    return _summarize_many([list(verdicts)], n_bootstrap=n_bootstrap, level=level, seed=seed)[0]
+
+
+def _summarize_many(verdict_sets: Sequence[Sequence[tuple[str, str, bool]]], *, n_bootstrap: int, level: float,
+                    seed: int) -> list[FactSummary]:
+    """:func:`summarize_facts` of each verdict set; sets whose groups have the same names and sizes in the same order
+    (the engines of one dataset) share their bootstrap draws, which depend on nothing else: the same numbers as one
+    call per set, with the random numbers drawn once."""
+    summaries: list[FactSummary | None] = [None] * len(verdict_sets)
+    shared: dict[tuple[tuple[str, int], ...], list[tuple[int, dict[str, list[float]], dict[str, list[float]]]]] = {}
+    for index, verdicts in enumerate(verdict_sets):
+        groups: dict[str, list[float]] = {}
+        types: dict[str, list[float]] = {}
+        for group, kind, passed in verdicts:
+            groups.setdefault(group, []).append(1.0 if passed else 0.0)
+            types.setdefault(kind, []).append(1.0 if passed else 0.0)
+        if not groups:
+            summaries[index] = FactSummary({}, {}, 0.0, (0.0, 0.0), 0, 0)
+            continue
+        shared.setdefault(tuple((g, len(v)) for g, v in groups.items()), []).append((index, groups, types))
+    for members in shared.values():
+        intervals = _intervals([list(groups.values()) for _, groups, _ in members], n_bootstrap, level, seed)
+        for (index, groups, types), interval in zip(members, intervals):
+            by_group = {g: sum(v) / len(v) for g, v in sorted(groups.items())}
+            summaries[index] = FactSummary(
+                by_type={t: sum(v) / len(v) for t, v in sorted(types.items())},
+                by_group=by_group,
+                headline=sum(by_group.values()) / len(by_group),
+                interval=interval,
+                passed=int(sum(sum(v) for v in groups.values())),
+                total=sum(len(v) for v in groups.values()),
+            )
+    return [summary for summary in summaries if summary is not None]
+
+
+def _intervals(score_sets: list[list[list[float]]], n_bootstrap: int, level: float,
+               seed: int) -> list[tuple[float, float] | None]:
+    """The bootstrap interval of the mean of per-group pass rates, for score sets whose groups have equal sizes.
+
+    Each resample draws every group's indices as ``random.Random(seed).choices(group, k=len(group))`` would (so the
+    numbers are those of one such loop per set) and applies them to every set; None without resamples. A score is
+    1.0 or 0.0, so a resampled group's sum is the count of passed picks: for groups of up to 256 facts the drawn
+    indices are bytes, mapped to their scores by ``bytes.translate`` and counted in C (an exact count, hence the same
+    float as the sum)."""
+    if n_bootstrap <= 0:  # no resamples, no interval
+        return [None] * len(score_sets)
+    rng = random.Random(seed)
+    populations = [range(len(scores)) for scores in score_sets[0]]
+    small = [len(population) <= 256 for population in populations]
+    tables = [[bytes(int(value) for value in scores) + bytes(256 - len(scores)) if fits else b""
+               for scores, fits in zip(groups, small)] for groups in score_sets]
+    means: list[list[float]] = [[] for _ in score_sets]
+    for _ in range(n_bootstrap):
+        draws: list[Any] = [bytes(rng.choices(population, k=len(population))) if fits
+                            else rng.choices(population, k=len(population))
+                            for population, fits in zip(populations, small)]
+        for groups, translations, values in zip(score_sets, tables, means):
+            rates = [(drawn.translate(table).count(1) if fits else sum(map(scores.__getitem__, drawn))) / len(scores)
+                     for scores, table, drawn, fits in zip(groups, translations, draws, small)]
+            values.append(sum(rates) / len(rates))
+    alpha = (1 - level) / 2
+    intervals: list[tuple[float, float] | None] = []
+    for values in means:
+        values.sort()
+        intervals.append((percentile(values, alpha * 100), percentile(values, (1 - alpha) * 100)))
+    return intervals
 
 
 def unchecked_facts(facts: Iterable[Any], why: str) -> list[dict[str, Any]]:
@@ -111,10 +150,13 @@ def facts_summary(facts: Iterable[Mapping[str, Any]], *, seed: int = 0,
     for fact in facts:
         groups.setdefault((str(fact["engine"]), str(fact["dataset"])), []).append(fact)
     rows = []
-    for (engine, dataset), facts in sorted(groups.items()):
-        checked = [f for f in facts if f.get("passed") is not None]
-        summary = summarize_facts(((str(f.get("group") or "facts"), str(f.get("type")), bool(f.get("passed")))
-                                   for f in checked), n_bootstrap=resamples, seed=seed).to_dict()
+    ordered = sorted(groups.items())
+    checked_sets = [[f for f in facts if f.get("passed") is not None] for _, facts in ordered]
+    summaries = _summarize_many([[(str(f.get("group") or "facts"), str(f.get("type")), bool(f.get("passed")))
+                                  for f in checked] for checked in checked_sets],
+                                n_bootstrap=resamples, level=0.95, seed=seed)
+    for ((engine, dataset), facts), checked, fact_summary in zip(ordered, checked_sets, summaries):
+        summary = fact_summary.to_dict()
         reasons: dict[str, int] = {}
         for fact in facts:
             if fact.get("passed") is None:

@@ -13,10 +13,12 @@ must equal the benchmark's.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-__all__ = ["normalize_text", "near_match_starts", "ngram_repeats", "BENCHMARK_REPLACEMENTS", "FuzzySearchMissing"]
+__all__ = ["normalize_text", "normalized_output", "alnum_count", "near_match_starts", "ngram_repeats",
+           "BENCHMARK_REPLACEMENTS", "FuzzySearchMissing"]
 
 
 class FuzzySearchMissing(ImportError):
@@ -51,6 +53,27 @@ def normalize_text(text: str) -> str:
     for fancy, plain in BENCHMARK_REPLACEMENTS.items():
         text = text.replace(fancy, plain)
     return text
+
+
+@functools.lru_cache(maxsize=16)
+def normalized_output(text: str) -> str:
+    """:func:`normalize_text` of a page's output, kept for the page's other facts: each ``present``, ``absent`` and
+    ``order`` fact searches the same normalized output, which is normalized once (the last 16 outputs are kept, so
+    a page's repeats are too; thread-safe)."""
+    return normalize_text(text)
+
+
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+def alnum_count(text: str) -> int:
+    """How many characters of ``text`` are alphanumeric (``str.isalnum``), counted in C: ``re``'s ``\\w`` is exactly
+    ``isalnum`` or ``_`` for ``str`` patterns, so removing ``[\\W_]`` leaves the alphanumeric characters.
+
+    >>> alnum_count("a_1 ß²!")
+    4
+    """
+    return len(_NOT_ALNUM.sub("", text))
 
 
 def near_match_starts(pattern: str, text: str, max_distance: int) -> list[int]:
