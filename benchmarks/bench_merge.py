@@ -73,13 +73,14 @@ def make_run(root: Path, documents: int, cache_dir: Path) -> Path:
 
 
 def split(run: dict[str, Any], count: int, folder: Path) -> list[str]:
-    """``run``'s documents as ``count`` shard files (as ``--ocr-shard=K/count`` splits them)."""
+    """``run``'s documents as ``count`` shard files (as ``--ocr-shard=K/count`` splits them), each written as the
+    plugin writes its run file (``run_lines``: one document per line, the layout the merge copies documents from)."""
     paths = []
     for k in range(1, count + 1):
         shard = {**run, "documents": [d for d in run["documents"] if shard_index(d["dataset"], d["id"], count) == k],
                  "shard": {"index": k, "count": count}}
         path = folder / f"shard-{k}.json"
-        path.write_text(json.dumps(shard, ensure_ascii=False), encoding="utf-8")
+        write_lines_atomic(path, run_lines(shard))
         paths.append(str(path))
     return paths
 
@@ -128,7 +129,7 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path, help="keep the suite and files here (default: a temporary folder)")
     parser.add_argument("--cache-dir", type=Path,
                         default=Path(tempfile.gettempdir()) / "pytest-ocrmetrics-bench-metrics")
-    writing = docs_requested()  # --write-docs: the table into docs/performance.md
+    docs = docs_requested()  # --write-docs: the table into docs/performance.md
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = options.work_dir or Path(tmp)
@@ -174,7 +175,7 @@ def main() -> None:
         target = "<= 1.5x" if name == "merge" else ""
         print(f"| {name} | {statistics.median(values):.2f} | **{statistics.median(ratios):.2f}x** | "
               f"{min(ratios):.2f}-{max(ratios):.2f}x | {target} |")
-    if writing:
+    if docs:
         write_printed("merge", markdown=True)
 
 
