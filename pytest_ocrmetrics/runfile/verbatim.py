@@ -23,6 +23,7 @@ read in full. A file in another layout (another writer, edited by hand, pretty-p
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import secrets
@@ -145,11 +146,17 @@ def read_lines(lines: Sequence[str]) -> VerbatimDocuments | None:
     """The documents of a run file's document ``lines`` (:func:`split_documents`), each kept as its text; None when
     some line is not canonical (see the module docstring)."""
     entries: list[tuple[str | None, dict[str, Any]]] = []
-    for line in lines:
-        head = _document_head(line)
-        if head is None:
-            return None
-        entries.append((line, head))
+    collecting = gc.isenabled()
+    gc.disable()  # decoded JSON holds no cycles: the collector would only walk the growing heads again and again
+    try:
+        for line in lines:
+            head = _document_head(line)
+            if head is None:
+                return None
+            entries.append((line, head))
+    finally:
+        if collecting:
+            gc.enable()
     return VerbatimDocuments(entries)
 
 
