@@ -255,3 +255,35 @@ def test_verbatim_documents_are_a_sequence_of_the_documents(tmp_path: Path) -> N
     assert all("confusions" not in head and "reference" not in head for head in documents.heads())
     assert list(documents.json_texts(lambda document: "unused")) == [
         json.dumps(document, ensure_ascii=False) for document in full]
+
+
+@pytest.mark.parametrize(("text", "lines"), [
+    ('{"x": 1,\n"documents": [\n{"a": 1},\n{"b": "c,\\nd"}\n],\n"facts": []}\n', ['{"a": 1}', '{"b": "c,\\nd"}']),
+    ('{"x": 1,\n"documents": [\n{"a": 1}\n]}\n', ['{"a": 1}']),
+    ('{"x": 1\n"documents": [\n{"a": 1},\n{"b": 2}\n]}\n', ['{"a": 1}', '{"b": 2}']),  # not after ",\n"
+    ('{"x": 1,\n"documents": [\n{"a": 1},\n]}\n', ['{"a": 1},']),  # a trailing comma: that line is not JSON
+    ('{"x": 1,\n"documents": [\n{"a":\n1}\n]}\n', None),  # a document over two lines
+    ('{"x": 1,\n"documents": [{"a": 1}]}\n', None),  # not one document per line
+    ('{"documents": [\n{"a": 1}\n]}\n', None),
+])
+def test_split_documents_takes_one_document_per_line(text: str, lines: list[str] | None) -> None:
+    from pytest_ocrmetrics.runfile.verbatim import documents_placeholder, split_documents
+
+    split = split_documents(text)
+    assert (split and split[1]) == lines
+    if split is not None:  # the rest of the file, the array replaced by the placeholder
+        array = "[\n" + ",\n".join(split[1]) + "\n]"
+        assert split[0].replace(json.dumps(documents_placeholder()), array) == text
+
+
+def test_a_file_that_is_not_json_after_all_says_so_as_before(tmp_path: Path) -> None:
+    path = tmp_path / "shard.json"
+    run = make_run(_documents(2))
+    path.write_text(dump_run(run).replace("\n]", ",\n]", 1), encoding="utf-8")  # a trailing comma in "summary"
+    for text in (path.read_text(encoding="utf-8"), dump_run(run).replace("}\n]", "},\n]")):  # or in "documents"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(RunFileError) as full:
+            load_run(path, schema=False)
+        with pytest.raises(RunFileError) as shard:
+            load_shard(path)
+        assert str(shard.value) == str(full.value) and "is not valid JSON" in str(full.value)

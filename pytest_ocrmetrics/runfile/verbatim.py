@@ -129,12 +129,38 @@ def split_documents(text: str) -> tuple[str, list[str]] | None:
     end = text.find("\n]", start)
     if end < 0:
         return None
-    block = text[start:end]
-    lines = block.split(",\n")
-    if block.count("\n") != len(lines) - 1:  # a line break inside a document: not the plugin's layout
-        return None
+    lines = _document_lines(text, at, start, end)
+    if lines is None:
+        block = text[start:end]
+        lines = block.split(",\n")
+        if block.count("\n") != len(lines) - 1:  # a line break inside a document: not the plugin's layout
+            return None
     bracket = start - 2  # the "[" of "[\n"
     return text[:bracket] + _ENCODER.encode(documents_placeholder()) + text[end + 2:], lines
+
+
+def _document_lines(text: str, at: int, start: int, end: int) -> list[str] | None:
+    """The document lines ``text[start:end].split(",\\n")`` when no line holds a line break, taken from one split of
+    the whole text (slicing the block out first copies every document once more); None where the documents array
+    does not follow a ``,\\n`` (then the caller splits the block itself)."""
+    if text[at - 1:at] != ",":
+        return None
+    pieces = text.split(",\n")
+    opening = _DOCUMENTS_OPEN[1:]
+    first = next((i for i, piece in enumerate(pieces) if piece.startswith(opening)), None)
+    if first is None:
+        return None
+    lines = pieces[first:]
+    lines[0] = lines[0][len(opening):]
+    last = next((i for i, line in enumerate(lines) if "\n" in line), None)  # where "\n]" follows the last one
+    if last is None:
+        return None
+    lines = lines[:last + 1]
+    lines[last] = lines[last][:lines[last].index("\n")]
+    # the same characters as the block: consecutive pieces of the text from ``start``, as long as it
+    if sum(map(len, lines)) + 2 * (len(lines) - 1) != end - start:
+        return None
+    return lines
 
 
 def documents_placeholder() -> str:
