@@ -287,3 +287,26 @@ def test_a_file_that_is_not_json_after_all_says_so_as_before(tmp_path: Path) -> 
         with pytest.raises(RunFileError) as shard:
             load_shard(path)
         assert str(shard.value) == str(full.value) and "is not valid JSON" in str(full.value)
+
+
+def test_reports_gates_and_a_baseline_on_copied_documents_are_those_of_the_full_reading(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--validate`` reads every shard in full (the schema needs the documents): the same command with and without
+    it writes the same run file (its baseline comparison included), CSV and Markdown, and says the same."""
+    documents = _documents(10)
+    paths = _write_shards(tmp_path, documents, count=2)
+    base = tmp_path / "base.json"
+    worse = [{**doc, "metrics": {**doc["metrics"], "cer": doc["metrics"]["cer"] + 0.1}} for doc in documents]
+    _as_the_plugin_writes(base, make_run(worse))
+    outputs = {}
+    for mode in ("copied", "validated"):
+        out = tmp_path / mode
+        args = ["merge", *paths, "-o", str(out / "run.json"), "--baseline", str(base), "--gate=cer<=0.5",
+                "--csv", str(out / "r.csv"), "--markdown", str(out / "r.md"), "--html", str(out / "r.html")]
+        code = main(args + (["--validate"] if mode == "validated" else []))
+        said = capsys.readouterr().out.replace(str(out), "OUT")
+        outputs[mode] = (code, said, _without_created((out / "run.json").read_text(encoding="utf-8")),
+                         (out / "r.csv").read_text(encoding="utf-8"), (out / "r.md").read_text(encoding="utf-8"))
+        assert "<html" in (out / "r.html").read_text(encoding="utf-8").lower()
+    assert outputs["copied"] == outputs["validated"]
+    assert '"compared": 10, "new": 0' in outputs["copied"][2] and outputs["copied"][0] == 0
