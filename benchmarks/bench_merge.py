@@ -3,7 +3,9 @@
 The run is the plugin's run file of the **real-output suite** of ``bench_plugin.py`` (the shared receipts and pages
 with Tesseract's outputs, cycled to ``--documents``): made once with the plugin (replay engine, default metrics) and
 kept (``--run`` reuses a run file). Its documents are split into ``--shards`` shard files exactly as
-``--ocr-shard=K/N`` splits them (``sharding.shard_index``), each a run file with its ``shard`` entry.
+``--ocr-shard=K/N`` splits them (``sharding.shard_index``), each a run file with its ``shard`` entry, written as the
+plugin writes its run file (one document per line: the merge copies those lines instead of decoding and encoding
+every document again, see ``runfile/verbatim.py``).
 
 Each round times, interleaved (so a noisy neighbour slows all alike), in this process, in CPU time of the process
 (``time.process_time``: the work runs in one thread, and CPU time is much steadier than wall time on a shared
@@ -73,13 +75,14 @@ def make_run(root: Path, documents: int, cache_dir: Path) -> Path:
 
 
 def split(run: dict[str, Any], count: int, folder: Path) -> list[str]:
-    """``run``'s documents as ``count`` shard files (as ``--ocr-shard=K/count`` splits them)."""
+    """``run``'s documents as ``count`` shard files (as ``--ocr-shard=K/count`` splits them), each written as the
+    plugin writes its run file (``run_lines``: one document per line, the layout the merge copies documents from)."""
     paths = []
     for k in range(1, count + 1):
         shard = {**run, "documents": [d for d in run["documents"] if shard_index(d["dataset"], d["id"], count) == k],
                  "shard": {"index": k, "count": count}}
         path = folder / f"shard-{k}.json"
-        path.write_text(json.dumps(shard, ensure_ascii=False), encoding="utf-8")
+        write_lines_atomic(path, run_lines(shard))
         paths.append(str(path))
     return paths
 
@@ -128,7 +131,7 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path, help="keep the suite and files here (default: a temporary folder)")
     parser.add_argument("--cache-dir", type=Path,
                         default=Path(tempfile.gettempdir()) / "pytest-ocrmetrics-bench-metrics")
-    writing = docs_requested()  # --write-docs: the table into docs/performance.md
+    docs = docs_requested()  # --write-docs: the table into docs/performance.md
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = options.work_dir or Path(tmp)
@@ -149,21 +152,23 @@ def main() -> None:
                 "compare --validate": command("compare", str(full), str(full), "--validate")}
         times: dict[str, list[float]] = {name: [] for name in [*tasks, *slow]}
         for round_ in range(options.repeat):
-            for name, task in tasks.items():
+            timed_now = {**tasks, **(slow if round_ < options.validate_rounds else {})}
+            for name, task in timed_now.items():
                 times[name].append(timed(task))
-            if round_ < options.validate_rounds:
-                for name, task in slow.items():
-                    times[name].append(timed(task))
-            print(f"round {round_ + 1}: " + ", ".join(f"{n} {t[-1]:.2f}s" for n, t in times.items() if t),
+            print(f"round {round_ + 1}: " + ", ".join(f"{n} {times[n][-1]:.2f}s" for n in timed_now),
                   file=sys.stderr, flush=True)
         merged = json.loads(out.read_text(encoding="utf-8"))
         assert len(merged["documents"]) == len(run["documents"]), "the merge lost documents"
         size = sum(Path(p).stat().st_size for p in shards) / 2**20
     writing = times["report writing"]
-    print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {len(run['documents']):,} documents of the "
-          f"real-output suite in {options.shards} shard files ({size:.0f} MB); in-process CPU times, median of "
-          f"{options.repeat} interleaved rounds ({options.validate_rounds} with --validate)")
+    print(f"`python benchmarks/bench_merge.py --documents {options.documents} --shards {options.shards} "
+          f"--repeat {options.repeat} --validate-rounds {options.validate_rounds}`: Python "
+          f"{platform.python_version()}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"{len(run['documents']):,} documents of the real-output suite in {options.shards} shard files "
+          f"({size:.0f} MB, written as the plugin writes them); in-process CPU times (`process_time`), median of "
+          f"{options.repeat} interleaved rounds ({min(options.validate_rounds, options.repeat)} with `--validate`). "
+          f"*Report writing* is what the plugin does at the end of the unsharded session to write its run file "
+          f"(summary with bootstrap intervals, sanitising, the streamed JSON).")
     print()
     print("| step | median (s) | / report writing | spread of the rounds' ratios | target |")
     print("|---|---|---|---|---|")
@@ -174,7 +179,7 @@ def main() -> None:
         target = "<= 1.5x" if name == "merge" else ""
         print(f"| {name} | {statistics.median(values):.2f} | **{statistics.median(ratios):.2f}x** | "
               f"{min(ratios):.2f}-{max(ratios):.2f}x | {target} |")
-    if writing:
+    if docs:
         write_printed("merge", markdown=True)
 
 

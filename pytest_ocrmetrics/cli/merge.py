@@ -52,12 +52,26 @@ def _merged(args: argparse.Namespace) -> tuple[list[tuple[str, dict[str, Any]]],
     from pytest_ocrmetrics.core.safe_text import show_controls
     from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
 
-    runs = [(repr(path), load_run_file(path, "", args)) for path in args.runs]
+    runs = [(repr(path), _load_shard(path, args)) for path in args.runs]
     try:
         # the typed Run is the run file's dict; the CLI's helpers (shared with `compare`) take any run file's dict
         return runs, cast("dict[str, Any]", merge_runs(runs))
     except MergeError as exc:  # names from the files: control characters shown as marks, not sent to the terminal
         raise UsageError(show_controls(str(exc))) from None
+
+
+def _load_shard(path: str, args: argparse.Namespace) -> dict[str, Any]:
+    """A shard's run file: with ``--validate`` checked against the full JSON schema (:func:`load_run_file`), else
+    read with its documents kept as text where they are written as the run-file writer writes them
+    (:func:`~pytest_ocrmetrics.runfile.read.load_shard`: the merged file is the same, written faster)."""
+    from pytest_ocrmetrics.runfile.read import RunFileError, load_shard
+
+    if args.validate:
+        return load_run_file(path, "", args)
+    try:
+        return load_shard(path)
+    except RunFileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _compared(args: argparse.Namespace, run: dict[str, Any]) -> Any:

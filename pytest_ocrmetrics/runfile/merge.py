@@ -17,6 +17,7 @@ counts: the merged micro average would be wrong, or the summary could not be com
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Sequence
 
 from pytest_ocrmetrics.metrics.registry import METRICS
@@ -24,6 +25,7 @@ from pytest_ocrmetrics.runfile.normalization import describe_normalization, same
 from pytest_ocrmetrics.runfile.read import SCORED_OUTCOMES
 from pytest_ocrmetrics.runfile.record import Run, build_merged_run
 from pytest_ocrmetrics.runfile.results import RunResults, facts_of
+from pytest_ocrmetrics.runfile.verbatim import VerbatimDocuments
 
 __all__ = ["MergeError", "merge_runs", "DEFAULT_BOOTSTRAP"]
 
@@ -37,7 +39,13 @@ class MergeError(ValueError):
 
 def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Run:
     """One run (a dict of the JSON run file) from several ``(name, run)``, each run already validated
-    (:func:`~pytest_ocrmetrics.gating.load_run`); ``name`` is how messages call the file.
+    (:func:`~pytest_ocrmetrics.runfile.read.load_run`, or :func:`~pytest_ocrmetrics.runfile.read.load_shard`);
+    ``name`` is how messages call the file.
+
+    Documents read as their text (a shard's :class:`~pytest_ocrmetrics.runfile.verbatim.VerbatimDocuments`) are
+    checked, counted and summarised from what was decoded of them, and the merged run's ``documents`` keep them as
+    text (a ``VerbatimDocuments``), so that the run file written from it copies each one; the file written is the
+    same, byte for byte, as from the shards read in full (then ``documents`` is a list, as before).
 
     The result has no ``shard`` and no ``baseline`` entry (a baseline is compared after the merge), ``interrupted``
     when any shard was, ``replaced_characters`` and ``unchecked_thresholds`` summed, skipped entries and collection
@@ -66,21 +74,47 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Run:
     _check_engine_lists(runs)
     for name, run in runs:
         _check_counts(name, run)
-    documents, skipped, errors = _merged_documents(runs)
+    entries, skipped, errors = _merged_documents(runs)
+    documents = [document for _, document in entries]  # what the summary reads (all of it, but for texts)
+    replaced = sum(int(run.get("replaced_characters") or 0) for _, run in runs)
 
     results = RunResults(normalization=normalization, seed=bootstrap["seed"], skipped_entries=skipped)
     unchecked, datasets = _shard_totals(runs)
     return build_merged_run(
         schema=first["schema"], environment={**first["environment"], "engines": dict(sorted(engines.items()))},
-        normalization=normalization, documents=documents,
+        normalization=normalization, documents=_written_documents(entries, replaced),
         summary=results.summary(documents, resamples=bootstrap["resamples"]),
         skipped_entries=[skipped[key] for key in sorted(skipped)],
         collection_errors=[errors[key] for key in sorted(errors)],
         interrupted=any(bool(run.get("interrupted")) for _, run in runs), bootstrap=bootstrap,
         summary_by_tag=results.summary_by_tag(documents, resamples=bootstrap["resamples"]),
         facts=facts_of(documents, seed=bootstrap["seed"], resamples=bootstrap["resamples"]),
-        replaced_characters=sum(int(run.get("replaced_characters") or 0) for _, run in runs),
-        unchecked_thresholds=unchecked, datasets=datasets)
+        replaced_characters=replaced, unchecked_thresholds=unchecked, datasets=datasets)
+
+
+def _documents(run: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    """The run's documents as the merge reads them: for documents kept as text, what was decoded of them."""
+    documents = run["documents"]
+    return documents.heads() if isinstance(documents, VerbatimDocuments) else documents
+
+
+def _written_documents(entries: list[tuple[str | None, dict[str, Any]]], replaced: int) -> Sequence[dict[str, Any]]:
+    """The merged run's ``documents``: a list when no shard's documents were kept as text (every document read in
+    full, as before); else a :class:`VerbatimDocuments` that the run-file writer copies.
+
+    Kept as text only when the file written is the same: the run's sanitising counts what it replaces in the
+    documents (their own ``replaced_characters`` too, when the shards recorded none), and it does not look into a
+    ``VerbatimDocuments``. So a document read in full that holds a character to replace, or a document's own count
+    where the shards recorded none, makes the list again (each text decoded).
+    """
+    from pytest_ocrmetrics.core.safe_text import clean_run
+
+    if all(text is None for text, _ in entries):
+        return [document for _, document in entries]
+    if any(text is None and clean_run(document)[1] for text, document in entries) or (
+            not replaced and any(document.get("replaced_characters") for _, document in entries)):
+        return [document if text is None else json.loads(text) for text, document in entries]
+    return VerbatimDocuments(entries)
 
 
 def _check_same_settings(runs: Sequence[tuple[str, Mapping[str, Any]]], normalization: Mapping[str, Any],
@@ -100,29 +134,32 @@ def _check_same_settings(runs: Sequence[tuple[str, Mapping[str, Any]]], normaliz
 
 
 def _merged_documents(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[
-        list[dict[str, Any]], dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
-    """Every shard's documents in the plugin's order (a document in two shards is a :class:`MergeError`), and the
+        list[tuple[str | None, dict[str, Any]]], dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Every shard's documents in the plugin's order as ``(text, document)`` (``text`` None for a document read in
+    full; else ``document`` is what was decoded of it), a document in two shards a :class:`MergeError`, and the
     skipped entries and collection errors, each listed once."""
     owner: dict[tuple[str, str, str], str] = {}
-    documents: list[dict[str, Any]] = []
+    entries: list[tuple[str | None, dict[str, Any]]] = []
     skipped: dict[tuple[str, str], dict[str, Any]] = {}
     errors: dict[str, dict[str, Any]] = {}
     for name, run in runs:
-        for doc in run["documents"]:
+        shard = run["documents"]
+        pairs = shard.entries if isinstance(shard, VerbatimDocuments) else [(None, doc) for doc in shard]
+        for text, doc in pairs:
             key = (str(doc["engine"]), str(doc["dataset"]), str(doc["id"]))
             if key in owner:
                 raise MergeError(f"document {key[2]!r} ({key[0]} / {key[1]}) is in both {owner[key]} and {name}: "
                                  f"a document belongs to one shard only; merge the run files of one sharded run, "
                                  f"each once")
             owner[key] = name
-            documents.append(dict(doc))
+            entries.append((text, doc if text is not None else dict(doc)))
         for entry in run.get("skipped_entries") or ():
             skipped.setdefault((str(entry["dataset"]), str(entry["source"])), dict(entry))
         for error in run.get("collection_errors") or ():
             errors.setdefault(str(error["dataset"]), dict(error))
     # the plugin's order (RunResults.documents): by engine, dataset, document id
-    documents.sort(key=lambda doc: (doc["engine"], doc["dataset"], doc["id"]))
-    return documents, skipped, errors
+    entries.sort(key=lambda entry: (entry[1]["engine"], entry[1]["dataset"], entry[1]["id"]))
+    return entries, skipped, errors
 
 
 def _shard_totals(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[dict[str, int], dict[str, Any]]:
@@ -174,7 +211,7 @@ def _check_engine_lists(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
     listed: list[tuple[str, set[str]]] = [
         (name, {str(label) for label in ((run.get("environment") or {}).get("engines") or {})})
         for name, run in runs
-        if run.get("shard") and any(doc.get("outcome") in SCORED_OUTCOMES for doc in run["documents"])]
+        if run.get("shard") and any(doc.get("outcome") in SCORED_OUTCOMES for doc in _documents(run))]
     for name, engines in listed:
         for other, other_engines in listed:
             missing = sorted(other_engines - engines)
@@ -191,7 +228,7 @@ def _check_counts(name: str, run: Mapping[str, Any]) -> None:
     average smaller, even negative, and a gate pass), and a scored micro-averaged metric with its numerator and
     denominator (the summary sums them; without them it cannot be computed)."""
     micro = _micro_counts()
-    for doc in run["documents"]:
+    for doc in _documents(run):
         counts = doc.get("counts") or {}
         for metric, entry in counts.items():
             try:

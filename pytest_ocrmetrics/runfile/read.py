@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-__all__ = ["RunFileError", "load_run", "validate_run", "check_run_structure", "DocumentKey", "doc_key",
+__all__ = ["RunFileError", "load_run", "load_shard", "validate_run", "check_run_structure", "DocumentKey", "doc_key",
            "scored_documents", "SCORED_OUTCOMES"]
 
 #: Outcomes of documents that carry comparable metrics.
@@ -138,12 +138,73 @@ def load_run(path: str | Path, *, schema: bool = True) -> dict[str, Any]:
         RunFileError: the file is missing, unreadable, not JSON, not a run file, or holds NaN or infinity.
     """
     path = Path(path)
+    return _parse_run(_read_text(path), path, schema=schema)
+
+
+def load_shard(path: str | Path) -> dict[str, Any]:
+    """Read a shard's run file for ``ocrmetrics merge``: :func:`load_run` with its structure checked (``schema=False``),
+    its documents kept as their JSON text where that is exactly the text the run-file writer would write for them
+    (:class:`~pytest_ocrmetrics.runfile.verbatim.VerbatimDocuments`, the usual case for a file ``pytest --ocr-json``
+    wrote), so that the merge neither decodes their confusion triples and texts nor encodes them again.
+
+    Args:
+        path: the shard's run file.
+
+    Returns:
+        The run, a dict of the JSON file; its ``documents`` a ``VerbatimDocuments`` or, for a file in another layout
+        or with a document that is not written as the writer writes it, a list (the file read by :func:`load_run`,
+        whose checks and messages then apply).
+
+    Raises:
+        RunFileError: as :func:`load_run`, with the same messages.
+    """
+    path = Path(path)
+    text = _read_text(path)
+    run = _verbatim_run(text)
+    return run if run is not None else _parse_run(text, path, schema=False)
+
+
+def _verbatim_run(text: str) -> dict[str, Any] | None:
+    """The run file ``text`` with its documents kept as text, when it is in the plugin's layout, every document is
+    canonical (see :mod:`~pytest_ocrmetrics.runfile.verbatim`) and nothing is wrong with it; None otherwise (then
+    :func:`_parse_run` reads it, and says what is wrong)."""
+    from pytest_ocrmetrics.runfile.verbatim import documents_placeholder, read_lines, split_documents
+
+    split = split_documents(text)
+    if split is None:
+        return None
+    outside, lines = split
     try:
-        text = path.read_text(encoding="utf-8")
+        run = json.loads(outside)
+    except (ValueError, RecursionError):
+        return None
+    if type(run) is not dict or run.get("documents") != documents_placeholder():
+        return None  # the array cut out was not the run's documents
+    if _first_non_finite(run) is not None:
+        return None
+    documents = read_lines(lines)
+    if documents is None:
+        return None
+    try:
+        _check_structure({**run, "documents": documents.heads()})
+    except _Problem:
+        return None
+    run["documents"] = documents
+    return run
+
+
+def _read_text(path: Path) -> str:
+    """The run file's text, or :class:`RunFileError` when it is missing or unreadable."""
+    try:
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RunFileError(f"run file {str(path)!r} does not exist; write one with pytest --ocr-json=PATH") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RunFileError(f"run file {str(path)!r} cannot be read: {exc}") from None
+
+
+def _parse_run(text: str, path: Path, *, schema: bool) -> dict[str, Any]:
+    """The run file ``text`` (read from ``path``) decoded and checked, as :func:`load_run` describes."""
     non_finite: list[str] = []  # NaN, Infinity, -Infinity, and numbers too big for a float (1e999), as parsed
 
     def constant(name: str) -> float:

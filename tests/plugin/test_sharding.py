@@ -75,6 +75,23 @@ def test_merged_shards_equal_the_unsharded_run(pytester: pytest.Pytester, pages:
         merged = json.loads((pytester.path / f"merged-{count}.json").read_text(encoding="utf-8"))
         assert merged["summary"] == whole["summary"]  # exactly: micro, mean, percentiles, bootstrap intervals
         assert _without_timings(merged) == _without_timings(whole)
+        _assert_documents_were_copied(pytester, names, f"merged-{count}.json")
+
+
+def _assert_documents_were_copied(pytester: pytest.Pytester, names: list[str], merged: str) -> None:
+    """The plugin's shard files are read with their document lines kept as text (what makes the merge fast), and
+    the merged file is, byte for byte but its creation time, what a merge decoding every document writes."""
+    from pytest_ocrmetrics.core.safe_text import sanitize_run
+    from pytest_ocrmetrics.reporting.files import dump_run
+    from pytest_ocrmetrics.runfile.merge import merge_runs
+    from pytest_ocrmetrics.runfile.read import load_run, load_shard
+    from pytest_ocrmetrics.runfile.verbatim import VerbatimDocuments
+
+    paths = [str(pytester.path / name) for name in names]
+    assert all(isinstance(load_shard(path)["documents"], VerbatimDocuments) for path in paths)
+    in_full = dump_run(sanitize_run(merge_runs([(repr(path), load_run(path, schema=False)) for path in paths])))
+    written = (pytester.path / merged).read_text(encoding="utf-8")
+    assert written.split("\n", 2)[2] == in_full.split("\n", 2)[2] and written.startswith('{"schema"')  # "created"
 
 
 def test_an_empty_shard_passes_and_writes_its_run_file(pytester: pytest.Pytester, plugin_args: list[str]) -> None:
