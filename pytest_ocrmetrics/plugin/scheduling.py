@@ -133,6 +133,8 @@ def after_collection(session: pytest.Session) -> None:
     if session.config.option.collectonly or _xdist_controller(session.config):
         return
     cases = [case for item in session.items if (case := case_of(item)) is not None]
+    if cases:
+        _import_test_path()
     if cases and not state.collection.gc_frozen:
         # the collected items, datasets and modules live until the end: the cyclic garbage collector need not walk
         # them again and again while thousands of tests run (about a tenth of a large run); undone at the end
@@ -140,6 +142,24 @@ def after_collection(session: pytest.Session) -> None:
         state.collection.gc_frozen = True
     if cases and not state.run_config.is_worker:  # a worker queues its documents as it learns them (runtest_protocol)
         state.run_config.runner.start_prefetch(cases)
+
+
+#: what every OCR test needs and would otherwise import lazily, in its first test
+_TEST_PATH_MODULES = ("pytest_ocrmetrics.scoring.scorers", "pytest_ocrmetrics.metrics.text",
+                      "pytest_ocrmetrics.metrics.layout", "pytest_ocrmetrics.scoring.messages",
+                      "pytest_ocrmetrics.plugin.records", "pytest_ocrmetrics.runfile.results")
+
+
+def _import_test_path() -> None:
+    """Import the modules of a test's path once its OCR tests are collected, before the first runs. pytest rewrites
+    the assertions of every module of a plugin's distribution as it is imported; a Ctrl-C that lands inside that
+    rewriting makes pytest's own interrupt report fail (a ``TypeError``, exit status 1 instead of 2). Imported here,
+    before any page is recognised, they cannot be interrupted by a stop requested during the tests (a prefetch
+    thread's page, a user watching the first results), and the first test is not charged for them."""
+    import importlib
+
+    for name in _TEST_PATH_MODULES:
+        importlib.import_module(name)
 
 
 def prefetch_ahead(item: pytest.Item, nextitem: pytest.Item | None) -> None:
