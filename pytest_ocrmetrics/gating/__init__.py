@@ -73,6 +73,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; at run time each name is 
         check_run_structure,
         doc_key,
         load_run,
+        load_shard,
         scored_documents,
         validate_run,
     )
@@ -104,6 +105,7 @@ _MODULE_OF = {
     "evaluate_gates": "pytest_ocrmetrics.gating.gates",
     "fact_changes": "pytest_ocrmetrics.gating.facts",
     "load_run": "pytest_ocrmetrics.runfile.read",
+    "load_shard": "pytest_ocrmetrics.runfile.read",
     "normalization_mismatch": "pytest_ocrmetrics.gating.comparison",
     "parse_document_regressions": "pytest_ocrmetrics.gating.comparison",
     "parse_gate": "pytest_ocrmetrics.gating.gates",
@@ -144,6 +146,7 @@ __all__ = [
     "parse_significance",
     "RunFileError",
     "load_run",
+    "load_shard",
     "validate_run",
     "check_run_structure",
     "DocumentKey",
