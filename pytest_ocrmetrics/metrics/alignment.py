@@ -27,16 +27,16 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate, count
-from operator import countOf, itemgetter
+from itertools import accumulate, compress, count
+from operator import add, countOf, itemgetter
 from typing import AbstractSet, Any, Iterator, Sequence, Union, cast, overload
 
 import regex
 from rapidfuzz.distance import Editops, Levenshtein
 
-__all__ = ["Alignment", "AlignedPair", "ClusterSequence", "align", "align_text", "align_text_anchored", "align_units",
-           "align_units_with_blocks", "align_words", "anchored_editops", "encode_text", "encode_units", "score_hint",
-           "unit_codes", "word_starts"]
+__all__ = ["ANCHOR_MIN_CHARS", "ANCHOR_MIN_LENGTH", "WORD_ANCHOR_MIN_LENGTH", "Alignment", "AlignedPair",
+           "ClusterSequence", "align", "align_text", "align_text_anchored", "align_units", "align_units_with_blocks",
+           "align_words", "anchored_editops", "encode_text", "encode_units", "score_hint", "unit_codes", "word_starts"]
 
 _GRAPHEME = regex.compile(r"\X")
 
@@ -573,19 +573,24 @@ def align(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
 # --- anchored character alignment --------------------------------------------------------------------------------
 #
 # rapidfuzz's editops fills the whole n x m matrix (bit-parallel) and keeps it for the traceback; on a long page that
-# costs more than everything else the metrics do. The word alignment, made anyway for WER, already says which long
-# runs of text both sides share. Taking those runs as fixed matches and aligning only the pieces between them costs
-# a small part of the matrix. That alignment is kept only when it is optimal: its cost is compared with the exact
-# distance (``Levenshtein.distance`` with the cost as ``score_cutoff``: a banded pass, a fraction of an alignment),
-# and when it is not optimal (a run the character alignment would not match as a whole) the texts are aligned as a
-# whole as before. Distances and rates never change; which of several optimal alignments is picked may.
+# costs more than everything else the metrics do. A cheap alignment of the lines (or, on long texts, the word
+# alignment made anyway for WER) says which long runs of text both sides share. Taking those runs as fixed matches
+# and aligning only the pieces between them costs a small part of the matrix. That alignment is kept only when it is
+# optimal: its cost is compared with the exact distance (``Levenshtein.distance`` with the cost as ``score_cutoff``:
+# a banded pass, a fraction of an alignment), and when it is not optimal (a run the character alignment would not
+# match as a whole) the texts are aligned as a whole as before. Distances and rates never change; which of several
+# optimal alignments is picked may.
 
 #: Character alignments whose longer side has fewer units than this are never anchored (the whole matrix is cheap).
 ANCHOR_MIN_LENGTH = 1500
+#: From this many units on, the anchors are runs of matched words (more of them, each costing more Python work to
+#: find); below it, runs of equal lines.
+WORD_ANCHOR_MIN_LENGTH = 10_000
 #: A run of matched words is an anchor only when it spans at least this many characters (shorter runs, a lone "1"
 #: or "RM", are often matched by the word alignment where the best character alignment does not match them).
 ANCHOR_MIN_CHARS = 12
 
+_ASCII_SPACES = str.maketrans("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", " " * 9)  # every ASCII str.isspace() character
 _EXTRA_SPACE = re.compile(r"^\s+|\s\s+")  # whitespace beyond one separator between words (\s is str.isspace)
 
 
@@ -593,8 +598,9 @@ def word_starts(text: str, words: Sequence[str]) -> list[int] | None:
     """Where each word of ``text.split()`` (``words``) starts in ``text``, or ``None`` when ``words`` are not
     ``text``'s whitespace words.
 
-    Computed in C from the words' lengths when one whitespace character separates them (the common case); each
-    longer whitespace run (found by a regex) shifts the words after it.
+    Computed in C from the words' lengths when one whitespace character separates them (the common case) or the
+    whitespace is spaces and line breaks only (from the pieces of one split on a space); otherwise each longer
+    whitespace run (found by a regex) shifts the words after it.
 
     Args:
         text: the text.
@@ -608,10 +614,21 @@ def word_starts(text: str, words: Sequence[str]) -> list[int] | None:
     """
     if not words:
         return []
-    starts = list(accumulate(map((1).__add__, map(len, words[:-1])), initial=0))
+    lengths = list(accumulate(map(len, words), initial=0))  # of the words before each
+    starts = list(map(add, lengths, range(len(words))))  # if one whitespace character separates them
     shift = 0
     breaks: list[tuple[int, int]] = []  # (first word index, shift of the words from there on)
-    for match in _EXTRA_SPACE.finditer(text):
+    spaces = len(text) - lengths[-1]
+    if spaces == len(words) - 1 or spaces == len(words) and text[-1].isspace():
+        runs: Iterator[re.Match[str]] = iter(())  # one separator each (and maybe one trailing): no longer run
+    elif text.isascii() or text.count(" ") + text.count("\n") == spaces:  # split on one character
+        # one space for each whitespace character (ASCII: translated in C; else only spaces and line breaks)
+        parts = (text.translate(_ASCII_SPACES) if text.isascii() else text.replace("\n", " ")).split(" ")
+        starts = list(compress(map(add, accumulate(map(len, parts), initial=0), range(len(parts))), parts))
+        runs = iter(())
+    else:
+        runs = _EXTRA_SPACE.finditer(text)
+    for match in runs:
         at, end = match.span()
         if at > starts[-1] + shift + len(words[-1]) - 1:
             break  # trailing whitespace
@@ -673,8 +690,15 @@ def anchored_editops(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, 
     >>> anchored_editops("xx same text yy", "x same text zyy", [(3, 12, 2, 11)])
     [('delete', 1, 1), ('insert', 13, 12)]
     """
-    ops: list[tuple[str, int, int]] = []
-    extend = ops.extend
+    return _joined(_pieces(ref, hyp, anchors))
+
+
+Pieces = list[tuple[int, int, list[tuple[str, int, int]]]]  # (ref offset, hyp offset, edit operations of the piece)
+
+
+def _pieces(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, int]]) -> Pieces:
+    """The edit operations of each piece between anchors, relative to the piece's start."""
+    pieces: Pieces = []
     editops = Levenshtein.editops
     i = j = 0
     for rs, re_, hs, he in [*anchors, (len(ref), len(ref), len(hyp), len(hyp))]:
@@ -682,43 +706,79 @@ def anchored_editops(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, 
             continue  # not increasing: not an anchor
         a, b = ref[i:rs], hyp[j:hs]
         if a != b:
-            piece = cast("list[tuple[str, int, int]]", editops(a, b).as_list())
-            if i or j:
-                extend([(tag, x + i, y + j) for tag, x, y in piece])
-            else:
-                extend(piece)
+            pieces.append((i, j, cast("list[tuple[str, int, int]]", editops(a, b).as_list())))
         i, j = re_, he
+    return pieces
+
+
+def _joined(pieces: Pieces) -> list[tuple[str, int, int]]:
+    """The pieces' edit operations at their places in the whole texts."""
+    ops: list[tuple[str, int, int]] = []
+    extend = ops.extend
+    for i, j, piece in pieces:
+        extend([(tag, x + i, y + j) for tag, x, y in piece] if i or j else piece)
     return ops
 
 
-def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str], hyp_words: Sequence[str],
-                        word_blocks: Sequence[tuple[int, int, int]], *, unit: str = "grapheme") -> Alignment:
-    """:func:`align_text`, made cheaper on long texts by the word alignment: the same distance and counts of an
-    optimal alignment (which one may differ when several are optimal).
+class _PiecewiseAlignment(Alignment):
+    """An :class:`Alignment` made of pieces: its ``editops`` (one Python step per operation to place) are joined
+    when first read, so that a caller reading only the counts does not pay for them."""
 
-    The runs of words the word alignment matched (``word_blocks``, of at least :data:`ANCHOR_MIN_CHARS`
-    characters) are kept as matches and only the text between them is aligned (:func:`anchored_editops`). The
-    result is kept when its cost equals the exact Levenshtein distance; otherwise (or when the texts are shorter
-    than :data:`ANCHOR_MIN_LENGTH`, or the words are not their whitespace words) the texts are aligned as a whole,
-    as :func:`align_text` does. Multi-code-point grapheme clusters are anchored on their codes (one placeholder
-    code point each, :func:`encode_text`).
+    def __init__(self, reference: Units, hypothesis: Units, pieces: Pieces, n: int, m: int) -> None:
+        s = sum(countOf(map(itemgetter(0), piece), "replace") for _, _, piece in pieces)
+        indels = sum(len(piece) for _, _, piece in pieces) - s
+        for name, value in (("reference", reference), ("hypothesis", hypothesis), ("substitutions", s),
+                            ("deletions", (indels + n - m) // 2), ("insertions", (indels - n + m) // 2),
+                            ("_pieces", pieces)):
+            object.__setattr__(self, name, value)
+
+    @cached_property
+    def editops(self) -> tuple[tuple[str, int, int], ...]:
+        return tuple(_joined(self.__dict__.pop("_pieces")))
+
+
+def _line_anchors(ref: str, hyp: str) -> list[tuple[int, int, int, int]]:
+    """The runs of equal lines (line breaks included) of an optimal alignment of the two texts' lines, of at least
+    :data:`ANCHOR_MIN_CHARS` characters, as ``(ref start, ref end, hyp start, hyp end)``."""
+    ref_lines, hyp_lines = ref.splitlines(keepends=True), hyp.splitlines(keepends=True)
+    ref_codes, hyp_codes = unit_codes(ref_lines, hyp_lines)[:2]
+    ref_ends = list(accumulate(map(len, ref_lines), initial=0))
+    hyp_ends = list(accumulate(map(len, hyp_lines), initial=0))
+    return [(ref_ends[a], ref_ends[a + size], hyp_ends[b], hyp_ends[b + size])
+            for a, b, size in Levenshtein.editops(ref_codes, hyp_codes).as_matching_blocks()
+            if size and ref_ends[a + size] - ref_ends[a] >= ANCHOR_MIN_CHARS]
+
+
+def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str] | None = None,
+                        hyp_words: Sequence[str] | None = None,
+                        word_blocks: Sequence[tuple[int, int, int]] | None = None, *,
+                        unit: str = "grapheme") -> Alignment:
+    """:func:`align_text`, made cheaper on long texts by anchors: the same distance and counts of an optimal
+    alignment (which one may differ when several are optimal).
+
+    Anchors are spans both texts share, kept as matches, so that only the text between them is aligned
+    (:func:`anchored_editops`): below :data:`WORD_ANCHOR_MIN_LENGTH` units (or without words), the runs of equal
+    lines of a line alignment; from there on, the runs of words a word alignment matched (``word_blocks``, its
+    matching blocks, of ``ref_words`` = ``reference.split()`` and ``hyp_words`` = ``hypothesis.split()``); both
+    of at least :data:`ANCHOR_MIN_CHARS` characters. The result is kept when its cost equals the exact
+    Levenshtein distance; otherwise, and when the texts are shorter than :data:`ANCHOR_MIN_LENGTH`, the texts are
+    aligned as a whole, as :func:`align_text` does. Multi-code-point grapheme clusters are anchored on their codes
+    (one placeholder code point each, :func:`encode_text`).
 
     Args:
         reference: the ground truth (normalized).
         hypothesis: the OCR output (normalized).
-        ref_words: ``reference.split()``.
-        hyp_words: ``hypothesis.split()``.
+        ref_words: ``reference.split()``, or None (line anchors).
+        hyp_words: ``hypothesis.split()``, or None.
         word_blocks: the matching blocks ``(ref word, hyp word, count)`` of an alignment of the two word lists.
         unit: ``"grapheme"`` (default) or ``"codepoint"``.
 
     Returns:
         The :class:`Alignment` of the two texts' characters.
 
-    >>> ref = "INVOICE NUMBER 12345 " * 100
-    >>> hyp = ref.replace("NUMBER 12345 INVOICE", "NUMBFR 12345 INV0ICE", 3)
-    >>> words = ref.split(), hyp.split()
-    >>> blocks = align(*words).matching_blocks()
-    >>> a = align_text_anchored(ref, hyp, *words, blocks)
+    >>> ref = "INVOICE NUMBER 12345\\n" * 100
+    >>> hyp = ref.replace("NUMBER 12345\\nINVOICE", "NUMBFR 12345\\nINV0ICE", 3)
+    >>> a = align_text_anchored(ref, hyp)
     >>> a.distance == Levenshtein.distance(ref, hyp) == 6, a.substitutions
     (True, 6)
     """
@@ -726,17 +786,28 @@ def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str
     n, m = len(ref_codes), len(hyp_codes)
     if max(n, m) < ANCHOR_MIN_LENGTH:
         return _run(ref_units, hyp_units, ref_codes, hyp_codes)
-    # multi-code-point clusters are one placeholder each in the codes: their words are the texts' words encoded
-    # (the same count, unless a cluster joined whitespace; the anchors are checked on the codes either way)
-    ref_code_words = ref_words if ref_codes is reference else cast(str, ref_codes).split()
-    hyp_code_words = hyp_words if hyp_codes is hypothesis else cast(str, hyp_codes).split()
-    anchors = None
-    if len(ref_code_words) == len(ref_words) and len(hyp_code_words) == len(hyp_words):
-        anchors = _anchors(cast(str, ref_codes), cast(str, hyp_codes), ref_code_words, hyp_code_words, word_blocks)
+    ref_text, hyp_text = cast(str, ref_codes), cast(str, hyp_codes)
+    if max(n, m) >= WORD_ANCHOR_MIN_LENGTH and ref_words is not None and hyp_words is not None and word_blocks:
+        anchors = _word_anchors(reference, hypothesis, ref_text, hyp_text, ref_words, hyp_words, word_blocks)
+    else:
+        anchors = _line_anchors(ref_text, hyp_text)
     if not anchors:
         return _run(ref_units, hyp_units, ref_codes, hyp_codes)
-    ops = anchored_editops(cast(str, ref_codes), cast(str, hyp_codes), anchors)
-    distance = Levenshtein.distance(ref_codes, hyp_codes, score_cutoff=len(ops))  # exact: len(ops) is a bound
-    if distance == len(ops):
-        return _alignment(ref_units, hyp_units, ops, n, m)
+    pieces = _pieces(ref_text, hyp_text, anchors)
+    cost = sum(len(piece) for _, _, piece in pieces)
+    distance = Levenshtein.distance(ref_codes, hyp_codes, score_cutoff=cost)  # exact: the cost is a bound
+    if distance == cost:
+        return _PiecewiseAlignment(ref_units, hyp_units, pieces, n, m)
     return _run(ref_units, hyp_units, ref_codes, hyp_codes, hint=_hint_for(distance, n, m))
+
+
+def _word_anchors(reference: str, hypothesis: str, ref_codes: str, hyp_codes: str, ref_words: Sequence[str],
+                  hyp_words: Sequence[str], word_blocks: Sequence[tuple[int, int, int]]
+                  ) -> list[tuple[int, int, int, int]] | None:
+    """:func:`_anchors` on the codes: multi-code-point clusters are one placeholder each there, so their words are
+    the texts' words encoded (the same count, unless a cluster joined whitespace: then none)."""
+    ref_code_words = ref_words if ref_codes is reference else ref_codes.split()
+    hyp_code_words = hyp_words if hyp_codes is hypothesis else hyp_codes.split()
+    if len(ref_code_words) != len(ref_words) or len(hyp_code_words) != len(hyp_words):
+        return None
+    return _anchors(ref_codes, hyp_codes, ref_code_words, hyp_code_words, word_blocks)

@@ -28,6 +28,7 @@ from typing import Any, Literal, Sequence, Union
 
 from pytest_ocrmetrics.metrics.alignment import (
     ANCHOR_MIN_LENGTH,
+    WORD_ANCHOR_MIN_LENGTH,
     Alignment,
     align_text,
     align_text_anchored,
@@ -1067,10 +1068,11 @@ def score_text(
     ref_words = words(ref, tokenizer=tokenizer)
     hyp_words = words(hyp, tokenizer=tokenizer)
     ref_codes, hyp_codes, ref_distinct, distinct = unit_codes(ref_words, hyp_words)
-    # long texts: the character alignment is anchored on the runs of words both sides share (same distance, a part
-    # of the cost; align_text_anchored), so the word alignment's matching blocks are kept for it
-    anchored = tokenizer == "whitespace" and max(len(ref), len(hyp)) >= ANCHOR_MIN_LENGTH
-    if anchored:
+    # long texts: the character alignment is anchored on runs of lines or words both sides share (the same distance
+    # for a part of the cost; align_text_anchored); the longest on the word alignment's matching blocks
+    longest = max(len(ref), len(hyp))
+    word_blocks = None
+    if tokenizer == "whitespace" and longest >= WORD_ANCHOR_MIN_LENGTH:
         word_alignment, word_blocks = align_units_with_blocks(ref_words, hyp_words, ref_codes, hyp_codes)
     else:
         word_alignment = align_units(ref_words, hyp_words, ref_codes, hyp_codes)
@@ -1083,7 +1085,7 @@ def score_text(
                                              policy=empty_reference, stripped=True)
     # the character alignment last: its matrix fills the CPU caches, and its edit operations stay warm for the
     # confusion matrix when that is read next
-    if anchored:
+    if longest >= ANCHOR_MIN_LENGTH:
         chars = align_text_anchored(ref, hyp, ref_words, hyp_words, word_blocks, unit=unit)
     else:
         chars = align_text(ref, hyp, unit=unit)

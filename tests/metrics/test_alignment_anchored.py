@@ -29,7 +29,7 @@ from pytest_ocrmetrics.metrics.text import cer, score_text, wer
 # every code point, lone surrogates and control characters included
 _ANY = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())
 _WORDISH = st.sampled_from(["TOTAL", "RM", "1", "the", "cat", "thecat", "INVOICE", "12.50", "e\u0301", "\r\n", " ",
-                            "  ", "\n", "\n\n", "\t", "ß", "—", "x"])
+                            "  ", "\n", "\n\n", "\t", "ß", "—", "x", "the cat\n", "TOTAL\n"])
 _VOCABULARY = ["INVOICE", "TOTAL", "CASH", "CHANGE", "RECEIPT", "12.50", "RM60.30", "the", "of", "and", "Straße",
                "Unmündigkeit", "e\u0301te\u0301", "naïve", "1", "-", ":"]
 
@@ -78,11 +78,14 @@ def _check_optimal(a: alignment.Alignment, reference: str, hypothesis: str, unit
     assert sum(a.confusions.values()) == a.distance
 
 
-@pytest.fixture
-def anchoring_everywhere(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Anchor from the first character on, on runs of any length: the most anchors, the most chances to mislead."""
+@pytest.fixture(params=["lines", "words"])
+def anchoring_everywhere(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
+    """Anchor from the first character on, on runs of any length (the most anchors, the most chances to mislead),
+    on lines or on words."""
     monkeypatch.setattr(alignment, "ANCHOR_MIN_LENGTH", 0)
     monkeypatch.setattr(alignment, "ANCHOR_MIN_CHARS", 1)
+    monkeypatch.setattr(alignment, "WORD_ANCHOR_MIN_LENGTH", 0 if request.param == "words" else 10**9)
+    return str(request.param)
 
 
 @pytest.mark.usefixtures("anchoring_everywhere")
@@ -141,7 +144,9 @@ def _whole_alignments(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.mark.parametrize("clusters", [False, True])
-def test_the_anchored_alignment_is_kept_when_optimal(monkeypatch: pytest.MonkeyPatch, clusters: bool) -> None:
+@pytest.mark.parametrize("tier", ["lines", "words"])
+def test_the_anchored_alignment_is_kept_when_optimal(monkeypatch: pytest.MonkeyPatch, clusters: bool, tier: str) -> None:
+    monkeypatch.setattr(alignment, "WORD_ANCHOR_MIN_LENGTH", 0 if tier == "words" else 10**9)
     rng = random.Random(7)
     reference = _page(rng, 1500).replace("e\u0301", "é")
     hypothesis = _noisy(reference, 0.05, rng, marks="O0Il1#ex\n ")
@@ -161,6 +166,7 @@ def test_the_whole_texts_are_aligned_when_the_anchors_cost_more(monkeypatch: pyt
     # but holding that match costs 11 character edits where 5 suffice
     monkeypatch.setattr(alignment, "ANCHOR_MIN_LENGTH", 0)
     monkeypatch.setattr(alignment, "ANCHOR_MIN_CHARS", 1)
+    monkeypatch.setattr(alignment, "WORD_ANCHOR_MIN_LENGTH", 0)
     reference, hypothesis = "the cat", "thecat the"
     ref_words, hyp_words = reference.split(), hypothesis.split()
     _, blocks = align_units_with_blocks(ref_words, hyp_words, *unit_codes(ref_words, hyp_words)[:2])
@@ -176,8 +182,36 @@ def test_the_whole_texts_are_aligned_when_the_anchors_cost_more(monkeypatch: pyt
     _check_optimal(a, reference, hypothesis)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDISH, max_size=40), st.lists(_WORDISH, max_size=40), st.booleans())
+def test_the_whole_texts_are_aligned_exactly_when_the_anchors_cost_more(a: list[str], b: list[str],
+                                                                        words: bool) -> None:
+    reference, hypothesis = "".join(a), "".join(b)
+    ref_words, hyp_words = reference.split(), hypothesis.split()
+    _, blocks = align_units_with_blocks(ref_words, hyp_words, *unit_codes(ref_words, hyp_words)[:2])
+    ref_codes, hyp_codes = encode_text(reference, hypothesis)[2:]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(alignment, "ANCHOR_MIN_LENGTH", 0)
+        patch.setattr(alignment, "ANCHOR_MIN_CHARS", 1)
+        patch.setattr(alignment, "WORD_ANCHOR_MIN_LENGTH", 0 if words else 10**9)
+        if words:
+            anchors = alignment._word_anchors(reference, hypothesis, ref_codes, hyp_codes, ref_words, hyp_words,
+                                              blocks)
+        else:
+            anchors = alignment._line_anchors(ref_codes, hyp_codes)
+        calls: list[object] = []
+        run = alignment._run
+        patch.setattr(alignment, "_run", lambda *args, **kw: calls.append(args[2]) or run(*args, **kw))
+        result = align_text_anchored(reference, hypothesis, ref_words, hyp_words, blocks)
+    whole = not anchors or len(anchored_editops(ref_codes, hyp_codes, anchors)) > Levenshtein.distance(ref_codes,
+                                                                                                        hyp_codes)
+    assert calls == ([ref_codes] if whole else [])
+    _check_optimal(result, reference, hypothesis)
+
+
 def test_clusters_joining_whitespace_are_aligned_whole(monkeypatch: pytest.MonkeyPatch) -> None:
     # a combining mark after a space joins it: the codes have fewer whitespace words than the text, no anchors
+    monkeypatch.setattr(alignment, "WORD_ANCHOR_MIN_LENGTH", 0)
     rng = random.Random(3)
     reference = _page(rng, 1200).replace("e", "e\u0301")
     hypothesis = reference.replace(" T", " \u0301T")
@@ -191,9 +225,15 @@ def test_clusters_joining_whitespace_are_aligned_whole(monkeypatch: pytest.Monke
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(st.sampled_from("ab \n\t\x1c\x85\u00a0\u3000\u2028"), max_size=60))
+@given(st.text(st.sampled_from("ab \n\t\x1c\x85\u00a0\u3000\u2028"), max_size=60)
+       | st.text(st.sampled_from("ab \n\t\r\x0b\x0c\x1c\x1d\x1e\x1f"), max_size=60)
+       | st.text(st.sampled_from("aé \n"), max_size=60))
 def test_word_starts_are_where_the_words_start(text: str) -> None:
     assert word_starts(text, text.split()) == [m.start() for m in re.finditer(r"\S+", text)]
+
+
+def test_the_ascii_whitespace_is_str_isspace() -> None:
+    assert sorted(alignment._ASCII_SPACES) == [c for c in range(128) if chr(c).isspace() and c != 32]
 
 
 def test_word_starts_refuses_words_of_another_text() -> None:
