@@ -87,16 +87,16 @@ class Alignment:
         """
         # Counted on the code points rapidfuzz compared (a cluster's placeholder stands for it), then each distinct
         # pair is decoded once: indexing a ClusterSequence per operation would cost a Python call each time.
-        ref, hyp = _codes(self.reference), _codes(self.hypothesis)
-        counts: Counter[AlignedPair] = Counter(
-            (ref[i], hyp[j]) if tag == "replace" else (ref[i], None) if tag == "delete" else (None, hyp[j])
-            for tag, i, j in self.editops
-        )
+        counts = self._code_confusions()
         decode = _decoder(self.reference) or _decoder(self.hypothesis)
         if not decode:
             return counts
         get = decode.get  # placeholders are distinct from every character of both texts: no two pairs merge
         return Counter({(get(r, r), get(h, h)): n for (r, h), n in counts.items()})  # type: ignore[arg-type]
+
+    def _code_confusions(self) -> Counter[AlignedPair]:
+        """:attr:`confusions` of the codes (before placeholders are decoded)."""
+        return _pair_counts(_codes(self.reference), _codes(self.hypothesis), self.editops)
 
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
         """The alignment as ``(tag, i1, i2, j1, j2)`` blocks covering both sequences (tags as in ``difflib``).
@@ -158,6 +158,17 @@ class Alignment:
             else:
                 for j in range(j1, j2):
                     yield None, hyp[j]
+
+
+def _pair_counts(ref: Sequence[Any], hyp: Sequence[Any], editops: Sequence[tuple[str, int, int]],
+                 counts: Counter[AlignedPair] | None = None) -> Counter[AlignedPair]:
+    """``(ref unit, hyp unit)`` of each operation counted (into ``counts``), in order of first occurrence."""
+    counts = Counter() if counts is None else counts
+    counts.update(
+        (ref[i], hyp[j]) if tag == "replace" else (ref[i], None) if tag == "delete" else (None, hyp[j])
+        for tag, i, j in editops
+    )
+    return counts
 
 
 def _count(editops: list[tuple[str, int, int]], n: int, m: int) -> tuple[int, int, int]:
@@ -693,7 +704,8 @@ def anchored_editops(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, 
     return _joined(_pieces(ref, hyp, anchors))
 
 
-Pieces = list[tuple[int, int, list[tuple[str, int, int]]]]  # (ref offset, hyp offset, edit operations of the piece)
+# (ref offset, hyp offset, edit operations of the piece, the piece of the reference, the piece of the hypothesis)
+Pieces = list[tuple[int, int, list[tuple[str, int, int]], str, str]]
 
 
 def _pieces(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, int]]) -> Pieces:
@@ -706,7 +718,7 @@ def _pieces(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, int]]) ->
             continue  # not increasing: not an anchor
         a, b = ref[i:rs], hyp[j:hs]
         if a != b:
-            pieces.append((i, j, cast("list[tuple[str, int, int]]", editops(a, b).as_list())))
+            pieces.append((i, j, cast("list[tuple[str, int, int]]", editops(a, b).as_list()), a, b))
         i, j = re_, he
     return pieces
 
@@ -715,18 +727,19 @@ def _joined(pieces: Pieces) -> list[tuple[str, int, int]]:
     """The pieces' edit operations at their places in the whole texts."""
     ops: list[tuple[str, int, int]] = []
     extend = ops.extend
-    for i, j, piece in pieces:
+    for i, j, piece, _, _ in pieces:
         extend([(tag, x + i, y + j) for tag, x, y in piece] if i or j else piece)
     return ops
 
 
 class _PiecewiseAlignment(Alignment):
     """An :class:`Alignment` made of pieces: its ``editops`` (one Python step per operation to place) are joined
-    when first read, so that a caller reading only the counts does not pay for them."""
+    when first read, so that a caller reading only the counts does not pay for them, and its confusions are counted
+    from the pieces (without placing the operations) until then."""
 
     def __init__(self, reference: Units, hypothesis: Units, pieces: Pieces, n: int, m: int) -> None:
-        s = sum(countOf(map(itemgetter(0), piece), "replace") for _, _, piece in pieces)
-        indels = sum(len(piece) for _, _, piece in pieces) - s
+        s = sum(countOf(map(itemgetter(0), piece), "replace") for _, _, piece, _, _ in pieces)
+        indels = sum(len(piece) for _, _, piece, _, _ in pieces) - s
         for name, value in (("reference", reference), ("hypothesis", hypothesis), ("substitutions", s),
                             ("deletions", (indels + n - m) // 2), ("insertions", (indels - n + m) // 2),
                             ("_pieces", pieces)):
@@ -735,6 +748,15 @@ class _PiecewiseAlignment(Alignment):
     @cached_property
     def editops(self) -> tuple[tuple[str, int, int], ...]:
         return tuple(_joined(self.__dict__.pop("_pieces")))
+
+    def _code_confusions(self) -> Counter[AlignedPair]:
+        pieces = self.__dict__.get("_pieces")
+        if pieces is None:  # the edit operations were joined already
+            return super()._code_confusions()
+        counts: Counter[AlignedPair] = Counter()
+        for _, _, piece, ref, hyp in pieces:  # each piece's operations index its own texts: nothing to place
+            _pair_counts(ref, hyp, piece, counts)
+        return counts
 
 
 def _line_anchors(ref: str, hyp: str) -> list[tuple[int, int, int, int]]:
@@ -794,7 +816,7 @@ def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str
     if not anchors:
         return _run(ref_units, hyp_units, ref_codes, hyp_codes)
     pieces = _pieces(ref_text, hyp_text, anchors)
-    cost = sum(len(piece) for _, _, piece in pieces)
+    cost = sum(len(piece) for _, _, piece, _, _ in pieces)
     distance = Levenshtein.distance(ref_codes, hyp_codes, score_cutoff=cost)  # exact: the cost is a bound
     if distance == cost:
         return _PiecewiseAlignment(ref_units, hyp_units, pieces, n, m)
