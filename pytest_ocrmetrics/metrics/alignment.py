@@ -27,14 +27,14 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate, compress, count
+from itertools import accumulate, chain, compress, count
 from operator import add, countOf, itemgetter
 from typing import AbstractSet, Any, Iterator, Sequence, Union, cast, overload
 
 import regex
 from rapidfuzz.distance import Editops, Levenshtein
 
-__all__ = ["ANCHOR_MIN_CHARS", "ANCHOR_MIN_LENGTH", "WORD_ANCHOR_MIN_LENGTH", "Alignment", "AlignedPair",
+__all__ = ["ANCHOR_MIN_CHARS", "ANCHOR_MIN_LENGTH", "LINE_ANCHOR_MIN_CHARS", "WORD_ANCHOR_MIN_LENGTH", "Alignment", "AlignedPair",
            "ClusterSequence", "align", "align_text", "align_text_anchored", "align_units", "align_units_with_blocks",
            "align_words", "anchored_editops", "encode_text", "encode_units", "score_hint", "unit_codes", "word_starts"]
 
@@ -597,6 +597,9 @@ ANCHOR_MIN_LENGTH = 1500
 #: From this many units on, the anchors are runs of matched words (more of them, each costing more Python work to
 #: find); below it, runs of equal lines.
 WORD_ANCHOR_MIN_LENGTH = 10_000
+#: A run of equal lines is an anchor from this many characters on (its line breaks included): a line alignment
+#: matches whole lines, which rarely mislead the character alignment, but an empty or one-character line may.
+LINE_ANCHOR_MIN_CHARS = 8
 #: A run of matched words is an anchor only when it spans at least this many characters (shorter runs, a lone "1"
 #: or "RM", are often matched by the word alignment where the best character alignment does not match them).
 ANCHOR_MIN_CHARS = 12
@@ -738,8 +741,9 @@ class _PiecewiseAlignment(Alignment):
     from the pieces (without placing the operations) until then."""
 
     def __init__(self, reference: Units, hypothesis: Units, pieces: Pieces, n: int, m: int) -> None:
-        s = sum(countOf(map(itemgetter(0), piece), "replace") for _, _, piece, _, _ in pieces)
-        indels = sum(len(piece) for _, _, piece, _, _ in pieces) - s
+        ops = list(chain.from_iterable([piece for _, _, piece, _, _ in pieces]))  # the tuples, not copied
+        s = countOf(map(itemgetter(0), ops), "replace")
+        indels = len(ops) - s
         for name, value in (("reference", reference), ("hypothesis", hypothesis), ("substitutions", s),
                             ("deletions", (indels + n - m) // 2), ("insertions", (indels - n + m) // 2),
                             ("_pieces", pieces)):
@@ -761,14 +765,14 @@ class _PiecewiseAlignment(Alignment):
 
 def _line_anchors(ref: str, hyp: str) -> list[tuple[int, int, int, int]]:
     """The runs of equal lines (line breaks included) of an optimal alignment of the two texts' lines, of at least
-    :data:`ANCHOR_MIN_CHARS` characters, as ``(ref start, ref end, hyp start, hyp end)``."""
+    :data:`LINE_ANCHOR_MIN_CHARS` characters, as ``(ref start, ref end, hyp start, hyp end)``."""
     ref_lines, hyp_lines = ref.splitlines(keepends=True), hyp.splitlines(keepends=True)
     ref_codes, hyp_codes = unit_codes(ref_lines, hyp_lines)[:2]
     ref_ends = list(accumulate(map(len, ref_lines), initial=0))
     hyp_ends = list(accumulate(map(len, hyp_lines), initial=0))
     return [(ref_ends[a], ref_ends[a + size], hyp_ends[b], hyp_ends[b + size])
             for a, b, size in Levenshtein.editops(ref_codes, hyp_codes).as_matching_blocks()
-            if size and ref_ends[a + size] - ref_ends[a] >= ANCHOR_MIN_CHARS]
+            if size and ref_ends[a + size] - ref_ends[a] >= LINE_ANCHOR_MIN_CHARS]
 
 
 def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str] | None = None,
@@ -780,12 +784,12 @@ def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str
 
     Anchors are spans both texts share, kept as matches, so that only the text between them is aligned
     (:func:`anchored_editops`): below :data:`WORD_ANCHOR_MIN_LENGTH` units (or without words), the runs of equal
-    lines of a line alignment; from there on, the runs of words a word alignment matched (``word_blocks``, its
-    matching blocks, of ``ref_words`` = ``reference.split()`` and ``hyp_words`` = ``hypothesis.split()``); both
-    of at least :data:`ANCHOR_MIN_CHARS` characters. The result is kept when its cost equals the exact
-    Levenshtein distance; otherwise, and when the texts are shorter than :data:`ANCHOR_MIN_LENGTH`, the texts are
-    aligned as a whole, as :func:`align_text` does. Multi-code-point grapheme clusters are anchored on their codes
-    (one placeholder code point each, :func:`encode_text`).
+    lines of a line alignment (of at least :data:`LINE_ANCHOR_MIN_CHARS` characters); from there on, the runs of
+    words a word alignment matched (``word_blocks``, its matching blocks, of ``ref_words`` = ``reference.split()``
+    and ``hyp_words`` = ``hypothesis.split()``; of at least :data:`ANCHOR_MIN_CHARS` characters). The result is
+    kept when its cost equals the exact Levenshtein distance; otherwise, and when the texts are shorter than
+    :data:`ANCHOR_MIN_LENGTH`, the texts are aligned as a whole, as :func:`align_text` does. Multi-code-point
+    grapheme clusters are anchored on their codes (one placeholder code point each, :func:`encode_text`).
 
     Args:
         reference: the ground truth (normalized).

@@ -87,6 +87,7 @@ def anchoring_everywhere(monkeypatch: pytest.MonkeyPatch, request: pytest.Fixtur
     on lines or on words."""
     monkeypatch.setattr(alignment, "ANCHOR_MIN_LENGTH", 0)
     monkeypatch.setattr(alignment, "ANCHOR_MIN_CHARS", 1)
+    monkeypatch.setattr(alignment, "LINE_ANCHOR_MIN_CHARS", 1)
     monkeypatch.setattr(alignment, "WORD_ANCHOR_MIN_LENGTH", 0 if request.param == "words" else 10**9)
     return str(request.param)
 
@@ -196,6 +197,7 @@ def test_the_whole_texts_are_aligned_exactly_when_the_anchors_cost_more(a: list[
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(alignment, "ANCHOR_MIN_LENGTH", 0)
         patch.setattr(alignment, "ANCHOR_MIN_CHARS", 1)
+        patch.setattr(alignment, "LINE_ANCHOR_MIN_CHARS", 1)
         patch.setattr(alignment, "WORD_ANCHOR_MIN_LENGTH", 0 if words else 10**9)
         if words:
             anchors = alignment._word_anchors(reference, hypothesis, ref_codes, hyp_codes, ref_words, hyp_words,
