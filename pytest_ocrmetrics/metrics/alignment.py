@@ -721,7 +721,8 @@ def _pieces(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, int]]) ->
             continue  # not increasing: not an anchor
         a, b = ref[i:rs], hyp[j:hs]
         if a != b:
-            pieces.append((i, j, cast("list[tuple[str, int, int]]", editops(a, b).as_list()), a, b))
+            ops = editops(a, b, score_hint=score_hint(a, b)).as_list()  # a long, similar piece: banded
+            pieces.append((i, j, cast("list[tuple[str, int, int]]", ops), a, b))
         i, j = re_, he
     return pieces
 
