@@ -750,9 +750,17 @@ class _PiecewiseAlignment(Alignment):
                             ("_pieces", pieces)):
             object.__setattr__(self, name, value)
 
-    @cached_property
+    @property
     def editops(self) -> tuple[tuple[str, int, int], ...]:
-        return tuple(_joined(self.__dict__.pop("_pieces")))
+        state = self.__dict__
+        ops: tuple[tuple[str, int, int], ...] | None = state.get("_editops")
+        if ops is None:
+            pieces = state.get("_pieces")
+            if pieces is None:  # another thread joined them between the two reads
+                return cast("tuple[tuple[str, int, int], ...]", state["_editops"])
+            ops = state["_editops"] = tuple(_joined(pieces))  # kept first, then the pieces freed
+            state.pop("_pieces", None)
+        return ops
 
     def _code_confusions(self) -> Counter[AlignedPair]:
         pieces = self.__dict__.get("_pieces")

@@ -262,3 +262,15 @@ def test_matching_blocks_are_the_runs_of_hits() -> None:
     a = align_text("INVOICE 12345 TOTAL", "INV0ICE 1245 TOTAL!")
     hits = [(i1, j1, i2 - i1) for tag, i1, i2, j1, j2 in a.opcodes() if tag == "equal"]
     assert a.matching_blocks() == [*hits, (19, 19, 0)]
+
+
+def test_edit_operations_are_placed_only_when_read() -> None:
+    # the counts and the confusion pairs come from the pieces; editops joins them once, then frees the pieces
+    reference = "INVOICE NUMBER 12345 TOTAL 10.00\n" * 100
+    hypothesis = reference.replace("NUMBER", "NUMBFR", 5)
+    a = score_text(reference, hypothesis).cer.alignment
+    assert isinstance(a, alignment._PiecewiseAlignment) and a.substitutions == 5
+    assert a.confusions == Counter({("E", "F"): 5}) and "_editops" not in a.__dict__
+    ops = a.editops
+    assert ops == tuple(Levenshtein.editops(reference, hypothesis).as_list()) and a.editops is ops
+    assert "_pieces" not in a.__dict__
