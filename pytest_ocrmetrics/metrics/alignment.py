@@ -22,18 +22,21 @@ Units are encoded for rapidfuzz without loss:
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import count
-from operator import countOf, itemgetter
-from typing import AbstractSet, Iterator, Sequence, Union, cast, overload
+from itertools import accumulate, chain, compress, count
+from operator import add, countOf, itemgetter
+from typing import AbstractSet, Any, Iterator, Sequence, Union, cast, overload
 
 import regex
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Editops, Levenshtein
 
-__all__ = ["Alignment", "AlignedPair", "ClusterSequence", "align", "align_text", "align_units", "align_words",
-           "encode_text", "encode_units", "score_hint", "unit_codes"]
+__all__ = ["ANCHOR_MIN_CHARS", "ANCHOR_MIN_LENGTH", "LINE_ANCHOR_MIN_CHARS", "WORD_ANCHOR_MIN_LENGTH", "Alignment", "AlignedPair",
+           "ClusterSequence", "align", "align_text", "align_text_anchored", "align_units", "align_units_with_blocks",
+           "align_words", "anchored_editops", "encode_text", "encode_units", "score_hint", "unit_codes", "word_starts"]
 
 _GRAPHEME = regex.compile(r"\X")
 
@@ -84,16 +87,16 @@ class Alignment:
         """
         # Counted on the code points rapidfuzz compared (a cluster's placeholder stands for it), then each distinct
         # pair is decoded once: indexing a ClusterSequence per operation would cost a Python call each time.
-        ref, hyp = _codes(self.reference), _codes(self.hypothesis)
-        counts: Counter[AlignedPair] = Counter(
-            (ref[i], hyp[j]) if tag == "replace" else (ref[i], None) if tag == "delete" else (None, hyp[j])
-            for tag, i, j in self.editops
-        )
+        counts = self._code_confusions()
         decode = _decoder(self.reference) or _decoder(self.hypothesis)
         if not decode:
             return counts
         get = decode.get  # placeholders are distinct from every character of both texts: no two pairs merge
         return Counter({(get(r, r), get(h, h)): n for (r, h), n in counts.items()})  # type: ignore[arg-type]
+
+    def _code_confusions(self) -> Counter[AlignedPair]:
+        """:attr:`confusions` of the codes (before placeholders are decoded)."""
+        return _pair_counts(_codes(self.reference), _codes(self.hypothesis), self.editops)
 
     def opcodes(self) -> list[tuple[str, int, int, int, int]]:
         """The alignment as ``(tag, i1, i2, j1, j2)`` blocks covering both sequences (tags as in ``difflib``).
@@ -127,6 +130,17 @@ class Alignment:
             add("equal", i, n, j, m)
         return blocks
 
+    def matching_blocks(self) -> list[tuple[int, int, int]]:
+        """The runs of hits as ``(reference index, hypothesis index, length)``, ending with ``(n, m, 0)`` (as
+        ``difflib`` gives them; counted by rapidfuzz).
+
+        >>> align_text("abcd", "axd").matching_blocks()
+        [(0, 0, 1), (3, 2, 1), (4, 3, 0)]
+        """
+        ops: list[Any] = list(self.editops)
+        blocks = Editops(ops, len(self.reference), len(self.hypothesis)).as_matching_blocks()
+        return [(block.a, block.b, block.size) for block in blocks]
+
     def pairs(self) -> Iterator[AlignedPair]:
         """Every aligned position in order: ``(ref, hyp)`` for hits and substitutions, ``(ref, None)`` for
         deletions, ``(None, hyp)`` for insertions (the raw material of a diff view).
@@ -144,6 +158,17 @@ class Alignment:
             else:
                 for j in range(j1, j2):
                     yield None, hyp[j]
+
+
+def _pair_counts(ref: Sequence[Any], hyp: Sequence[Any], editops: Sequence[tuple[str, int, int]],
+                 counts: Counter[AlignedPair] | None = None) -> Counter[AlignedPair]:
+    """``(ref unit, hyp unit)`` of each operation counted (into ``counts``), in order of first occurrence."""
+    counts = Counter() if counts is None else counts
+    counts.update(
+        (ref[i], hyp[j]) if tag == "replace" else (ref[i], None) if tag == "delete" else (None, hyp[j])
+        for tag, i, j in editops
+    )
+    return counts
 
 
 def _count(editops: list[tuple[str, int, int]], n: int, m: int) -> tuple[int, int, int]:
@@ -205,10 +230,51 @@ def score_hint(ref_codes: Units | list[int], hyp_codes: Units | list[int]) -> in
     return None
 
 
-def _run(ref_units: Units, hyp_units: Units, ref_codes: Units | list[int], hyp_codes: Units | list[int]) -> Alignment:
+def _hint_for(distance: int, n: int, m: int) -> int | None:
+    """:func:`score_hint`'s decision for a pair whose exact ``distance`` is already known (no probe)."""
+    longest = max(n, m)
+    if longest < HINT_MIN_LENGTH:
+        return None
+    limit = longest // HINT_SHARE if longest >= HINT_LONG_LENGTH else _SMALL_BAND
+    return max(1, distance) if distance <= limit else None
+
+
+def _run(ref_units: Units, hyp_units: Units, ref_codes: Units | list[int], hyp_codes: Units | list[int], *,
+         hint: int | None | bool = True) -> Alignment:
+    """Align with rapidfuzz's ``editops``: ``hint`` True chooses the hint with :func:`score_hint`, else it is given."""
+    if hint is True:
+        hint = score_hint(ref_codes, hyp_codes)
     ops = cast("list[tuple[str, int, int]]",  # as_list() gives (tag, src, dest) tuples
-               Levenshtein.editops(ref_codes, hyp_codes, score_hint=score_hint(ref_codes, hyp_codes)).as_list())
-    s, d, i = _count(ops, len(ref_codes), len(hyp_codes))
+               Levenshtein.editops(ref_codes, hyp_codes, score_hint=hint).as_list())
+    return _alignment(ref_units, hyp_units, ops, len(ref_codes), len(hyp_codes))
+
+
+def align_units_with_blocks(ref_units: Sequence[str], hyp_units: Sequence[str], ref_codes: list[int],
+                            hyp_codes: list[int]) -> tuple[Alignment, Sequence[tuple[int, int, int]]]:
+    """:func:`align_units`, also returning the alignment's :meth:`Alignment.matching_blocks` (taken from rapidfuzz's
+    result directly: what :func:`align_text_anchored` needs).
+
+    Args:
+        ref_units: reference units.
+        hyp_units: hypothesis units.
+        ref_codes: their codes (:func:`unit_codes`).
+        hyp_codes: their codes.
+
+    Returns:
+        The :class:`Alignment` and its matching blocks.
+
+    >>> words = ["to", "be", "or"], ["to", "or"]
+    >>> align_units_with_blocks(*words, *unit_codes(*words)[:2])[1]
+    [MatchingBlock(a=0, b=0, size=1), MatchingBlock(a=2, b=1, size=1), MatchingBlock(a=3, b=2, size=0)]
+    """
+    editops = Levenshtein.editops(ref_codes, hyp_codes, score_hint=score_hint(ref_codes, hyp_codes))
+    ops = cast("list[tuple[str, int, int]]", editops.as_list())
+    alignment = _alignment(ref_units, hyp_units, ops, len(ref_codes), len(hyp_codes))
+    return alignment, cast("Sequence[tuple[int, int, int]]", editops.as_matching_blocks())
+
+
+def _alignment(ref_units: Units, hyp_units: Units, ops: list[tuple[str, int, int]], n: int, m: int) -> Alignment:
+    s, d, i = _count(ops, n, m)
     return Alignment(ref_units, hyp_units, tuple(ops), s, d, i)
 
 
@@ -513,3 +579,270 @@ def align(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
     (('replace', 1, 1),)
     """
     return _run(reference, hypothesis, *unit_codes(reference, hypothesis)[:2])
+
+
+# --- anchored character alignment --------------------------------------------------------------------------------
+#
+# rapidfuzz's editops fills the whole n x m matrix (bit-parallel) and keeps it for the traceback; on a long page that
+# costs more than everything else the metrics do. A cheap alignment of the lines (or, on long texts, the word
+# alignment made anyway for WER) says which long runs of text both sides share. Taking those runs as fixed matches
+# and aligning only the pieces between them costs a small part of the matrix. That alignment is kept only when it is
+# optimal: its cost is compared with the exact distance (``Levenshtein.distance`` with the cost as ``score_cutoff``:
+# a banded pass, a fraction of an alignment), and when it is not optimal (a run the character alignment would not
+# match as a whole) the texts are aligned as a whole as before. Distances and rates never change; which of several
+# optimal alignments is picked may.
+
+#: Character alignments whose longer side has fewer units than this are never anchored (the whole matrix is cheap).
+ANCHOR_MIN_LENGTH = 1500
+#: From this many units on, the anchors are runs of matched words (more of them, each costing more Python work to
+#: find); below it, runs of equal lines.
+WORD_ANCHOR_MIN_LENGTH = 10_000
+#: A run of equal lines is an anchor from this many characters on (its line breaks included): a line alignment
+#: matches whole lines, which rarely mislead the character alignment, but an empty or one-character line may.
+LINE_ANCHOR_MIN_CHARS = 8
+#: A run of matched words is an anchor only when it spans at least this many characters (shorter runs, a lone "1"
+#: or "RM", are often matched by the word alignment where the best character alignment does not match them).
+ANCHOR_MIN_CHARS = 12
+
+_ASCII_SPACES = str.maketrans("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f", " " * 9)  # every ASCII str.isspace() character
+_EXTRA_SPACE = re.compile(r"^\s+|\s\s+")  # whitespace beyond one separator between words (\s is str.isspace)
+
+
+def word_starts(text: str, words: Sequence[str]) -> list[int] | None:
+    """Where each word of ``text.split()`` (``words``) starts in ``text``, or ``None`` when ``words`` are not
+    ``text``'s whitespace words.
+
+    Computed in C from the words' lengths when one whitespace character separates them (the common case) or the
+    whitespace is spaces and line breaks only (from the pieces of one split on a space); otherwise each longer
+    whitespace run (found by a regex) shifts the words after it.
+
+    Args:
+        text: the text.
+        words: ``text.split()``.
+
+    Returns:
+        The start offsets, one per word, or ``None``.
+
+    >>> word_starts("ab  c\\nd", ["ab", "c", "d"])
+    [0, 4, 6]
+    """
+    if not words:
+        return []
+    lengths = list(accumulate(map(len, words), initial=0))  # of the words before each
+    starts = list(map(add, lengths, range(len(words))))  # if one whitespace character separates them
+    shift = 0
+    breaks: list[tuple[int, int]] = []  # (first word index, shift of the words from there on)
+    spaces = len(text) - lengths[-1]
+    if spaces == len(words) - 1 or spaces == len(words) and text[-1].isspace():
+        runs: Iterator[re.Match[str]] = iter(())  # one separator each (and maybe one trailing): no longer run
+    elif text.isascii() or text.count(" ") + text.count("\n") == spaces:  # split on one character
+        # one space for each whitespace character (ASCII: translated in C; else only spaces and line breaks)
+        parts = (text.translate(_ASCII_SPACES) if text.isascii() else text.replace("\n", " ")).split(" ")
+        starts = list(compress(map(add, accumulate(map(len, parts), initial=0), range(len(parts))), parts))
+        runs = iter(())
+    else:
+        runs = _EXTRA_SPACE.finditer(text)
+    for match in runs:
+        at, end = match.span()
+        if at > starts[-1] + shift + len(words[-1]) - 1:
+            break  # trailing whitespace
+        first = bisect_right(starts, at - shift) if at else 0  # a leading run shifts every word
+        shift += end - at - (at > 0)
+        breaks.append((first, shift))
+    for (first, extra), (stop, _) in zip(breaks, [*breaks[1:], (len(starts), 0)]):
+        starts[first:stop] = map(extra.__add__, starts[first:stop])
+    last = starts[-1]
+    if last + len(words[-1]) > len(text) or text[last:last + len(words[-1])] != words[-1]:
+        return None
+    return starts
+
+
+def _anchors(ref: str, hyp: str, ref_words: Sequence[str], hyp_words: Sequence[str],
+             blocks: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, int, int]] | None:
+    """``(ref start, ref end, hyp start, hyp end)`` of equal, increasing character spans: the runs of matched words
+    (``blocks``: the word alignment's ``(ref word, hyp word, count)`` matching blocks) of at least
+    :data:`ANCHOR_MIN_CHARS` characters whose text is the same on both sides (runs whose whitespace differs are cut
+    where it does)."""
+    ref_starts, hyp_starts = word_starts(ref, ref_words), word_starts(hyp, hyp_words)
+    if ref_starts is None or hyp_starts is None:
+        return None
+    anchors: list[tuple[int, int, int, int]] = []
+    for a, b, size in blocks:
+        last = size - 1
+        if size <= 0 or ref_starts[a + last] + len(ref_words[a + last]) - ref_starts[a] < ANCHOR_MIN_CHARS:
+            continue
+        rs, hs = ref_starts[a], hyp_starts[b]
+        re_, he = ref_starts[a + last] + len(ref_words[a + last]), hyp_starts[b + last] + len(hyp_words[b + last])
+        if ref[rs:re_] == hyp[hs:he]:
+            anchors.append((rs, re_, hs, he))
+            continue
+        start = 0  # the separators differ somewhere: cut the run there
+        for k in range(size):
+            if k < last and ref[ref_starts[a + k] + len(ref_words[a + k]):ref_starts[a + k + 1]] == \
+                    hyp[hyp_starts[b + k] + len(hyp_words[b + k]):hyp_starts[b + k + 1]]:
+                continue
+            rs, re_ = ref_starts[a + start], ref_starts[a + k] + len(ref_words[a + k])
+            hs, he = hyp_starts[b + start], hyp_starts[b + k] + len(hyp_words[b + k])
+            if re_ - rs >= ANCHOR_MIN_CHARS and ref[rs:re_] == hyp[hs:he]:  # words of codes may still differ
+                anchors.append((rs, re_, hs, he))
+            start = k + 1
+    return anchors
+
+
+def anchored_editops(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, int]]) -> list[tuple[str, int, int]]:
+    """An edit script from ``ref`` to ``hyp`` that matches every anchor span as a whole: the pieces between anchors
+    are aligned one by one (each optimally); its cost is an upper bound of the distance.
+
+    Args:
+        ref: the reference codes.
+        hyp: the hypothesis codes.
+        anchors: ``(ref start, ref end, hyp start, hyp end)`` of equal spans, increasing, not overlapping.
+
+    Returns:
+        rapidfuzz-style ``(tag, ref index, hyp index)`` operations, in order.
+
+    >>> anchored_editops("xx same text yy", "x same text zyy", [(3, 12, 2, 11)])
+    [('delete', 1, 1), ('insert', 13, 12)]
+    """
+    return _joined(_pieces(ref, hyp, anchors))
+
+
+# (ref offset, hyp offset, edit operations of the piece, the piece of the reference, the piece of the hypothesis)
+Pieces = list[tuple[int, int, list[tuple[str, int, int]], str, str]]
+
+
+def _pieces(ref: str, hyp: str, anchors: Sequence[tuple[int, int, int, int]]) -> Pieces:
+    """The edit operations of each piece between anchors, relative to the piece's start."""
+    pieces: Pieces = []
+    editops = Levenshtein.editops
+    i = j = 0
+    for rs, re_, hs, he in [*anchors, (len(ref), len(ref), len(hyp), len(hyp))]:
+        if rs < i or hs < j:
+            continue  # not increasing: not an anchor
+        a, b = ref[i:rs], hyp[j:hs]
+        if a != b:
+            ops = editops(a, b, score_hint=score_hint(a, b)).as_list()  # a long, similar piece: banded
+            pieces.append((i, j, cast("list[tuple[str, int, int]]", ops), a, b))
+        i, j = re_, he
+    return pieces
+
+
+def _joined(pieces: Pieces) -> list[tuple[str, int, int]]:
+    """The pieces' edit operations at their places in the whole texts."""
+    ops: list[tuple[str, int, int]] = []
+    extend = ops.extend
+    for i, j, piece, _, _ in pieces:
+        extend([(tag, x + i, y + j) for tag, x, y in piece] if i or j else piece)
+    return ops
+
+
+class _PiecewiseAlignment(Alignment):
+    """An :class:`Alignment` made of pieces: its ``editops`` (one Python step per operation to place) are joined
+    when first read, so that a caller reading only the counts does not pay for them, and its confusions are counted
+    from the pieces (without placing the operations) until then."""
+
+    def __init__(self, reference: Units, hypothesis: Units, pieces: Pieces, n: int, m: int) -> None:
+        ops = list(chain.from_iterable([piece for _, _, piece, _, _ in pieces]))  # the tuples, not copied
+        s = countOf(map(itemgetter(0), ops), "replace")
+        indels = len(ops) - s
+        for name, value in (("reference", reference), ("hypothesis", hypothesis), ("substitutions", s),
+                            ("deletions", (indels + n - m) // 2), ("insertions", (indels - n + m) // 2),
+                            ("_pieces", pieces)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def editops(self) -> tuple[tuple[str, int, int], ...]:
+        state = self.__dict__
+        ops: tuple[tuple[str, int, int], ...] | None = state.get("_editops")
+        if ops is None:
+            pieces = state.get("_pieces")
+            if pieces is None:  # another thread joined them between the two reads
+                return cast("tuple[tuple[str, int, int], ...]", state["_editops"])
+            ops = state["_editops"] = tuple(_joined(pieces))  # kept first, then the pieces freed
+            state.pop("_pieces", None)
+        return ops
+
+    def _code_confusions(self) -> Counter[AlignedPair]:
+        pieces = self.__dict__.get("_pieces")
+        if pieces is None:  # the edit operations were joined already
+            return super()._code_confusions()
+        counts: Counter[AlignedPair] = Counter()
+        for _, _, piece, ref, hyp in pieces:  # each piece's operations index its own texts: nothing to place
+            _pair_counts(ref, hyp, piece, counts)
+        return counts
+
+
+def _line_anchors(ref: str, hyp: str) -> list[tuple[int, int, int, int]]:
+    """The runs of equal lines (line breaks included) of an optimal alignment of the two texts' lines, of at least
+    :data:`LINE_ANCHOR_MIN_CHARS` characters, as ``(ref start, ref end, hyp start, hyp end)``."""
+    ref_lines, hyp_lines = ref.splitlines(keepends=True), hyp.splitlines(keepends=True)
+    ref_codes, hyp_codes = unit_codes(ref_lines, hyp_lines)[:2]
+    ref_ends = list(accumulate(map(len, ref_lines), initial=0))
+    hyp_ends = list(accumulate(map(len, hyp_lines), initial=0))
+    return [(ref_ends[a], ref_ends[a + size], hyp_ends[b], hyp_ends[b + size])
+            for a, b, size in Levenshtein.editops(ref_codes, hyp_codes).as_matching_blocks()
+            if size and ref_ends[a + size] - ref_ends[a] >= LINE_ANCHOR_MIN_CHARS]
+
+
+def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str] | None = None,
+                        hyp_words: Sequence[str] | None = None,
+                        word_blocks: Sequence[tuple[int, int, int]] | None = None, *,
+                        unit: str = "grapheme") -> Alignment:
+    """:func:`align_text`, made cheaper on long texts by anchors: the same distance and counts of an optimal
+    alignment (which one may differ when several are optimal).
+
+    Anchors are spans both texts share, kept as matches, so that only the text between them is aligned
+    (:func:`anchored_editops`): below :data:`WORD_ANCHOR_MIN_LENGTH` units (or without words), the runs of equal
+    lines of a line alignment (of at least :data:`LINE_ANCHOR_MIN_CHARS` characters); from there on, the runs of
+    words a word alignment matched (``word_blocks``, its matching blocks, of ``ref_words`` = ``reference.split()``
+    and ``hyp_words`` = ``hypothesis.split()``; of at least :data:`ANCHOR_MIN_CHARS` characters). The result is
+    kept when its cost equals the exact Levenshtein distance; otherwise, and when the texts are shorter than
+    :data:`ANCHOR_MIN_LENGTH`, the texts are aligned as a whole, as :func:`align_text` does. Multi-code-point
+    grapheme clusters are anchored on their codes (one placeholder code point each, :func:`encode_text`).
+
+    Args:
+        reference: the ground truth (normalized).
+        hypothesis: the OCR output (normalized).
+        ref_words: ``reference.split()``, or None (line anchors).
+        hyp_words: ``hypothesis.split()``, or None.
+        word_blocks: the matching blocks ``(ref word, hyp word, count)`` of an alignment of the two word lists.
+        unit: ``"grapheme"`` (default) or ``"codepoint"``.
+
+    Returns:
+        The :class:`Alignment` of the two texts' characters.
+
+    >>> ref = "INVOICE NUMBER 12345\\n" * 100
+    >>> hyp = ref.replace("NUMBER 12345\\nINVOICE", "NUMBFR 12345\\nINV0ICE", 3)
+    >>> a = align_text_anchored(ref, hyp)
+    >>> a.distance == Levenshtein.distance(ref, hyp) == 6, a.substitutions
+    (True, 6)
+    """
+    ref_units, hyp_units, ref_codes, hyp_codes = encode_text(reference, hypothesis, unit=unit)
+    n, m = len(ref_codes), len(hyp_codes)
+    if max(n, m) < ANCHOR_MIN_LENGTH:
+        return _run(ref_units, hyp_units, ref_codes, hyp_codes)
+    ref_text, hyp_text = cast(str, ref_codes), cast(str, hyp_codes)
+    if max(n, m) >= WORD_ANCHOR_MIN_LENGTH and ref_words is not None and hyp_words is not None and word_blocks:
+        anchors = _word_anchors(reference, hypothesis, ref_text, hyp_text, ref_words, hyp_words, word_blocks)
+    else:
+        anchors = _line_anchors(ref_text, hyp_text)
+    if not anchors:
+        return _run(ref_units, hyp_units, ref_codes, hyp_codes)
+    pieces = _pieces(ref_text, hyp_text, anchors)
+    cost = sum(len(piece) for _, _, piece, _, _ in pieces)
+    distance = Levenshtein.distance(ref_codes, hyp_codes, score_cutoff=cost)  # exact: the cost is a bound
+    if distance == cost:
+        return _PiecewiseAlignment(ref_units, hyp_units, pieces, n, m)
+    return _run(ref_units, hyp_units, ref_codes, hyp_codes, hint=_hint_for(distance, n, m))
+
+
+def _word_anchors(reference: str, hypothesis: str, ref_codes: str, hyp_codes: str, ref_words: Sequence[str],
+                  hyp_words: Sequence[str], word_blocks: Sequence[tuple[int, int, int]]
+                  ) -> list[tuple[int, int, int, int]] | None:
+    """:func:`_anchors` on the codes: multi-code-point clusters are one placeholder each there, so their words are
+    the texts' words encoded (the same count, unless a cluster joined whitespace: then none)."""
+    ref_code_words = ref_words if ref_codes is reference else ref_codes.split()
+    hyp_code_words = hyp_words if hyp_codes is hypothesis else hyp_codes.split()
+    if len(ref_code_words) != len(ref_words) or len(hyp_code_words) != len(hyp_words):
+        return None
+    return _anchors(ref_codes, hyp_codes, ref_code_words, hyp_code_words, word_blocks)

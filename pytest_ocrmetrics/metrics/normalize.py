@@ -145,7 +145,24 @@ def strip_punctuation(text: str, replacement: str = "") -> str:
     >>> strip_punctuation("¿Qué? «Sí», 12.50 $"), strip_punctuation("NO.53,JALAN", " ")
     ('Qué Sí 1250 $', 'NO 53 JALAN')
     """
-    return cast(str, _punctuation_runs().sub(replacement, text))
+    if replacement:
+        return cast(str, _punctuation_runs().sub(replacement, text))
+    # Removing every punctuation character (runs or not): the ASCII ones from the UTF-8 bytes in C (an ASCII byte is
+    # never part of a longer UTF-8 sequence), the few distinct non-ASCII ones found by the same regex, each with
+    # str.replace; about 20 times faster than the regex over the whole text
+    data = text.encode("utf-8", "surrogatepass")
+    rest = data.translate(None, _ASCII_BYTES)
+    stripped = data.translate(None, _ASCII_PUNCTUATION).decode("utf-8", "surrogatepass")
+    if rest:
+        for run in _punctuation_runs().findall("".join(set(rest.decode("utf-8", "surrogatepass")))):
+            for mark in run:  # distinct characters, adjacent here only by chance
+                stripped = stripped.replace(mark, "")
+    return stripped
+
+
+_ASCII_BYTES = bytes(range(128))
+# the ASCII characters of Unicode category P* (\p{P}); a test checks this against the regex
+_ASCII_PUNCTUATION = b"""!"#%&'()*,-./:;?@[\\]_{}"""
 
 
 @dataclass(frozen=True)

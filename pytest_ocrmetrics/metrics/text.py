@@ -26,7 +26,17 @@ from functools import cached_property
 from itertools import chain, compress, repeat
 from typing import Any, Literal, Sequence, Union
 
-from pytest_ocrmetrics.metrics.alignment import Alignment, align_text, align_units, align_words, unit_codes
+from pytest_ocrmetrics.metrics.alignment import (
+    ANCHOR_MIN_LENGTH,
+    WORD_ANCHOR_MIN_LENGTH,
+    Alignment,
+    align_text,
+    align_text_anchored,
+    align_units,
+    align_units_with_blocks,
+    align_words,
+    unit_codes,
+)
 from pytest_ocrmetrics.metrics.normalize import NormalizationProfile, ProfileLike, get_profile
 from pytest_ocrmetrics.metrics.rates import json_float, normalized_distance, share
 from pytest_ocrmetrics.metrics.units import TOKENIZERS, UNITS, check_text, words
@@ -1058,7 +1068,14 @@ def score_text(
     ref_words = words(ref, tokenizer=tokenizer)
     hyp_words = words(hyp, tokenizer=tokenizer)
     ref_codes, hyp_codes, ref_distinct, distinct = unit_codes(ref_words, hyp_words)
-    word_alignment = align_units(ref_words, hyp_words, ref_codes, hyp_codes)
+    # long texts: the character alignment is anchored on runs of lines or words both sides share (the same distance
+    # for a part of the cost; align_text_anchored); the longest on the word alignment's matching blocks
+    longest = max(len(ref), len(hyp))
+    word_blocks = None
+    if tokenizer == "whitespace" and longest >= WORD_ANCHOR_MIN_LENGTH:
+        word_alignment, word_blocks = align_units_with_blocks(ref_words, hyp_words, ref_codes, hyp_codes)
+    else:
+        word_alignment = align_units(ref_words, hyp_words, ref_codes, hyp_codes)
 
     if profile.whitespace:  # the normalized texts lost their line breaks; lines need the line-preserving profile
         ref_lines, hyp_lines = _as_lines(reference, "reference", profile), _as_lines(hypothesis, "hypothesis", profile)
@@ -1068,7 +1085,10 @@ def score_text(
                                              policy=empty_reference, stripped=True)
     # the character alignment last: its matrix fills the CPU caches, and its edit operations stay warm for the
     # confusion matrix when that is read next
-    chars = align_text(ref, hyp, unit=unit)
+    if longest >= ANCHOR_MIN_LENGTH:
+        chars = align_text_anchored(ref, hyp, ref_words, hyp_words, word_blocks, unit=unit)
+    else:
+        chars = align_text(ref, hyp, unit=unit)
 
     return TextScores(
         cer=_error_rate_result("cer", chars, unit=unit, tokenizer=None, profile=name, policy=empty_reference),
