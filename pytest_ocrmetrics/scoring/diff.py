@@ -226,9 +226,11 @@ def worst_region(reference: str, hypothesis: str, *, width: int = 60, alignment:
     were too long and too different to align fully (:data:`TRUNCATED_NOTE`).
 
     ``alignment``: the grapheme-cluster alignment the metrics already made of these two texts (a score's): its edit
-    operations are used instead of aligning again. rapidfuzz's alignment depends only on the two texts (a hint
-    changes how the distance is found, not the operations), so the columns are the same (a test checks this); texts
-    too long to align fully are aligned here as before.
+    operations are used instead of aligning again, so the excerpt shows the errors the metrics counted. Where the
+    metrics aligned the whole texts with rapidfuzz, the columns are those of aligning again (its alignment depends
+    only on the two texts; a hint changes how the distance is found, not the operations; a test checks this); a
+    long text the metrics aligned piecewise (``align_text_anchored``) may show another of the optimal alignments.
+    Texts too long to align fully are aligned here as before.
 
     >>> print(worst_region("ab c", "abc"))
     ref: ab␣c
