@@ -297,6 +297,9 @@ class _EquationStore:
                       "the entry replaced", MathLayoutCacheWarning, stacklevel=4)
 
 
+_Store = TypeVar("_Store", bound="_EquationStore")
+
+
 class LayoutCache(_EquationStore):
     """Equation layouts (the :class:`Span` boxes Chromium gave them) stored by content in ``directory``.
 
@@ -367,41 +370,35 @@ def _spans_from_entry(entry: Any, key: str) -> tuple[Span, ...]:
     return tuple(spans)
 
 
-_LAYOUT_CACHE: LayoutCache | None = None
-_MATHML_CACHE: MathmlCache | None = None
+# the store in use per subfolder of the output cache's folder, remade when that folder or its refresh changes
+_STORES: dict[str, _EquationStore] = {}
+
+
+def _store_in(subfolder: str, kind: type[_Store]) -> _Store | None:
+    """The ``kind`` store in ``subfolder`` of :func:`pytest_ocrmetrics.metrics.result_cache.use_folder`'s folder (the
+    plugin sets it to its output cache's folder at the start of each session), or None when there is none."""
+    from pytest_ocrmetrics.metrics.result_cache import folder
+
+    base, refresh = folder()
+    if base is None:
+        return None
+    directory = base / subfolder
+    cache = _STORES.get(subfolder)
+    if not isinstance(cache, kind) or cache.directory != directory or cache.refresh != refresh:
+        cache = _STORES[subfolder] = kind(directory, refresh=refresh)
+    return cache
 
 
 def mathml_cache() -> MathmlCache | None:
-    """The :class:`MathmlCache` in use: ``math-mathml/`` beside :func:`layout_cache`'s ``math-layout/`` (the folder
-    of :func:`pytest_ocrmetrics.metrics.result_cache.use_folder`), or None (MathML kept in memory only)."""
-    global _MATHML_CACHE
-    from pytest_ocrmetrics.metrics.result_cache import folder
-
-    base, refresh = folder()
-    if base is None:
-        return None
-    directory = base / "math-mathml"
-    cache = _MATHML_CACHE
-    if cache is None or cache.directory != directory or cache.refresh != refresh:
-        cache = _MATHML_CACHE = MathmlCache(directory, refresh=refresh)
-    return cache
+    """The :class:`MathmlCache` in use: ``math-mathml/`` beside :func:`layout_cache`'s ``math-layout/``, or None
+    (MathML kept in memory only)."""
+    return _store_in("math-mathml", MathmlCache)
 
 
 def layout_cache() -> LayoutCache | None:
-    """The :class:`LayoutCache` in use: ``math-layout/`` in the folder of
-    :func:`pytest_ocrmetrics.metrics.result_cache.use_folder` (the plugin sets it to its output cache's folder at the
-    start of each session), or None (layouts kept in memory only)."""
-    global _LAYOUT_CACHE
-    from pytest_ocrmetrics.metrics.result_cache import folder
-
-    base, refresh = folder()
-    if base is None:
-        return None
-    directory = base / "math-layout"
-    cache = _LAYOUT_CACHE
-    if cache is None or cache.directory != directory or cache.refresh != refresh:
-        cache = _LAYOUT_CACHE = LayoutCache(directory, refresh=refresh)
-    return cache
+    """The :class:`LayoutCache` in use: ``math-layout/`` in the output cache's folder, or None (layouts kept in
+    memory only)."""
+    return _store_in("math-layout", LayoutCache)
 
 
 @functools.lru_cache(maxsize=4096)
