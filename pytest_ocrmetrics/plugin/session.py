@@ -194,6 +194,11 @@ def _run_notes(state: PluginState, run: dict[str, Any]) -> list[tuple[str, bool]
             notes.append((f"--ocr-min-confidence={minimum:g} could not judge {count} document{'s' if count != 1 else ''} "
                           f"of {engine}: {'its' if count == 1 else 'their'} output carries no confidence, so "
                           f"{'it was' if count == 1 else 'they were'} scored unfiltered", True))
+    settings, runner = run_config.settings, run_config.runner
+    if settings.cache and runner.cache is None and any(choice.name != "replay" for choice in runner.engines):
+        # the output cache lives in pytest's cache folder unless --ocr-cache-dir names one
+        notes.append(("engine outputs were not cached: pytest's cache provider is off (-p no:cacheprovider) and no "
+                      "--ocr-cache-dir was given, so the next run recognises every page again", False))
     # known from the records as they were added: no document is read back from the spool for it
     if (not results.has_checks and run.get("summary") and not run_config.gates and run_config.baseline is None
             and not run_config.settings.command_line_thresholds()):  # given but never checked: said by the verdict

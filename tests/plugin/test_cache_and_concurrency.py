@@ -54,6 +54,23 @@ def test_cache_dir_option(pytester: pytest.Pytester) -> None:
     assert any((pytester.path / "ocrcache").rglob("*.json"))
 
 
+def test_a_run_without_pytests_cache_provider_says_its_outputs_are_not_cached(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path)
+    pytester.makeconftest(COUNTING_ENGINE)
+    base = ["--ocr-dataset=invoices", "-p", "no:cacheprovider"]
+    note = "engine outputs were not cached: pytest's cache provider is off (-p no:cacheprovider)*"
+    result = pytester.runpytest(*base, "--ocr-engine=counting")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([note])
+    pytester.runpytest(*base, "--ocr-engine=counting").assert_outcomes(passed=3)
+    assert _calls(pytester) == 6  # said, and true: recognised again
+    for quiet in (["--ocr-engine=counting", "--ocr-cache-dir=ocrcache"], ["--ocr-engine=counting", "--ocr-no-cache"],
+                  ["--ocr-engine=replay:preds"]):  # cached elsewhere, asked not to cache, nothing to cache
+        result = pytester.runpytest(*base, *quiet)
+        result.assert_outcomes(passed=3)
+        assert "were not cached" not in result.stdout.str()
+
+
 def test_remote_engine_requests_run_concurrently_ahead_of_tests(pytester: pytest.Pytester) -> None:
     docs = {f"d{i:02d}.png": {"full_text": "x"} for i in range(12)}
     make_dataset(pytester.path, docs, {})
