@@ -23,7 +23,7 @@ import datetime as _dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, TypedDict
+from typing import TYPE_CHECKING, Any, Generic, Iterable, Iterator, Mapping, Sequence, TypedDict, TypeVar, overload
 
 if TYPE_CHECKING:
     from pytest_ocrmetrics.core.documents import Document
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RUN_SCHEMA_ID", "SCHEMA_PATH", "DocumentRecord", "Transport", "Envelope", "Run", "run_schema",
            "unscored_record", "scored_record", "crash_record", "relative_image", "envelope", "clean_envelope",
-           "finished_record", "build_run", "RECORD_ENCODER", "pack_envelope", "unpack_envelope"]
+           "finished_record", "build_run", "LazyDocuments", "RECORD_ENCODER", "pack_envelope", "unpack_envelope"]
 
 #: How a record becomes JSON text: the run file's separators, UTF-8 as it is (``ensure_ascii=False``), a value json
 #: cannot write (a Path from a hook) kept as its text, NaN kept (refused when the run file is written).
@@ -98,6 +98,50 @@ class Transport(TypedDict, total=False):
     dataset_root: str
     dataset_skipped: list[dict[str, Any]]
     filtered: bool
+
+
+_Item = TypeVar("_Item")
+
+
+class LazyDocuments(Sequence[dict[str, Any]], Generic[_Item]):
+    """A run's documents kept in some cheaper form (``items``: a spool's entries, a shard's lines), each made into
+    its dict afresh when indexed or iterated (:meth:`_document`). ``len()``, iteration, indexing and slicing work;
+    equal to a list of the same documents. ``replacements_counted``: their text was cleaned when they were kept, so
+    the run's sanitising need not look at them."""
+
+    replacements_counted = True
+
+    def __init__(self, items: list[_Item]) -> None:
+        self._items = items
+
+    def _document(self, item: _Item) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self._document(item) for item in self._items[index]]
+        return self._document(self._items[index])
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(self._document, self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (LazyDocuments, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self._items)} documents)"
 
 
 class _EnvelopeKeys(TypedDict):

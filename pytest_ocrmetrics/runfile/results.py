@@ -20,7 +20,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence, overload
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator, bootstrap_mean_intervals
 from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
@@ -28,6 +28,7 @@ from pytest_ocrmetrics.runfile.record import (
     OUTCOMES,
     RECORD_ENCODER,
     RUN_SCHEMA_ID,
+    LazyDocuments,
     Run,
     Transport,
     build_run,
@@ -103,7 +104,7 @@ class _Spool:
             self._at_end = True
 
 
-class SpooledDocuments(Sequence[dict[str, Any]]):
+class SpooledDocuments(LazyDocuments[list[_Entry]]):
     """The run's documents, read back from the spool file one at a time (a fresh dict each time).
 
     A ``Sequence``: ``len()``, iteration and indexing work; ``list(documents)`` holds them all, which reports that
@@ -111,38 +112,10 @@ class SpooledDocuments(Sequence[dict[str, Any]]):
     counted in the run's ``replaced_characters`` (``replacements_counted``).
     """
 
-    replacements_counted = True
-
     def __init__(self, spool: _Spool, groups: list[list[_Entry]]) -> None:
+        super().__init__(groups)
         self._spool = spool
         self._groups = groups
-
-    def __len__(self) -> int:
-        return len(self._groups)
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [self._document(group) for group in self._groups[index]]
-        return self._document(self._groups[index])
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for group in self._groups:
-            yield self._document(group)
-
-    def __repr__(self) -> str:
-        return f"SpooledDocuments({len(self._groups)} documents)"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (SpooledDocuments, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def _document(self, group: list[_Entry]) -> dict[str, Any]:
         return _merge([(self._spool.read(entry.offset, entry.length), entry.outcome) for entry in group])

@@ -27,9 +27,10 @@ import gc
 import json
 import re
 import secrets
-from typing import Any, Callable, Iterator, Sequence, overload
+from typing import Any, Callable, Iterator, Sequence
 
 from pytest_ocrmetrics.core.safe_text import clean_text
+from pytest_ocrmetrics.runfile.record import LazyDocuments
 
 __all__ = ["VerbatimDocuments", "split_documents"]
 
@@ -186,7 +187,7 @@ def read_lines(lines: Sequence[str]) -> VerbatimDocuments | None:
     return VerbatimDocuments(entries)
 
 
-class VerbatimDocuments(Sequence[dict[str, Any]]):
+class VerbatimDocuments(LazyDocuments[tuple[str | None, dict[str, Any]]]):
     """Documents of a run file, each kept as its JSON text (or, for one read the usual way, as its dict).
 
     A ``Sequence`` of dicts: indexing and iteration decode a document's text afresh (every key, as a full read gives
@@ -197,36 +198,12 @@ class VerbatimDocuments(Sequence[dict[str, Any]]):
     (``replacements_counted``).
     """
 
-    replacements_counted = True
-
     def __init__(self, entries: list[tuple[str | None, dict[str, Any]]]) -> None:
+        super().__init__(entries)
         self._entries = entries
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [_full(entry) for entry in self._entries[index]]
-        return _full(self._entries[index])
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return map(_full, self._entries)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (VerbatimDocuments, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"VerbatimDocuments({len(self._entries)} documents)"
+    def _document(self, item: tuple[str | None, dict[str, Any]]) -> dict[str, Any]:
+        return _full(item)
 
     @property
     def entries(self) -> list[tuple[str | None, dict[str, Any]]]:
