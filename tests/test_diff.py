@@ -206,3 +206,31 @@ def test_a_failure_message_does_not_align_the_texts_again(monkeypatch: pytest.Mo
                                 options=ScoringOptions(unit="codepoint"))  # not the excerpt's unit: aligned anew
     with pytest.raises(pytest.fail.Exception, match="aligned the texts again"):
         failure_message(codepoints, Threshold("cer", 0.0, source="test"), codepoints["cer"])
+
+
+def _best_window_by_brute_force(error_columns: list[int], n: int, width: int) -> int:
+    """The window rule spelled out: try every start, keep the first holding the most errors, then centre."""
+    if n <= width or not error_columns:
+        return 0
+    counts = [sum(start <= c < start + width for c in error_columns) for start in range(n - width + 1)]
+    best = max(counts)
+    # the first error-starting window holding the most (a best window can always start at an error)
+    k = next(k for k, c in enumerate(error_columns) if sum(c <= e < c + width for e in error_columns) == best)
+    first, last = error_columns[k], error_columns[k + best - 1]
+    centred = (first + last + 1) // 2 - width // 2
+    return min(max(centred, last - width + 1, 0), first, n - width)
+
+
+@given(st.lists(st.integers(0, 120), max_size=40, unique=True), st.integers(1, 130), st.integers(1, 30))
+def test_best_window_is_the_first_densest_window_centred(columns: list[int], n: int, width: int) -> None:
+    error_columns = sorted(c for c in columns if c < n)
+    assert diff._best_window(error_columns, n, width) == _best_window_by_brute_force(error_columns, n, width)
+
+
+def test_rendered_columns_are_kept_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the columns rendered before are reused; the store is emptied when full, never grows without bound
+    monkeypatch.setattr(diff, "_COLUMNS", {})
+    monkeypatch.setattr(diff, "_COLUMNS_KEPT", 3)
+    first = worst_region("abcdef", "abXdeY", width=6)
+    assert len(diff._COLUMNS) <= 3
+    assert worst_region("abcdef", "abXdeY", width=6) == first == "ref: abcdef\nhyp: abXdeY\n       ^  ^"

@@ -44,6 +44,8 @@ from __future__ import annotations
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
+from itertools import count, repeat
+from operator import sub
 from typing import Any, Sequence, cast
 
 import regex
@@ -198,11 +200,12 @@ def _best_window(error_columns: Sequence[int], n: int, width: int) -> int:
     errors it holds (the first such window when several hold as many)."""
     if n <= width or not error_columns:
         return 0
-    best = first = last = 0
-    for k, column in enumerate(error_columns):  # a best window can always start at an error
-        inside = bisect_right(error_columns, column + width - 1, k) - k
-        if inside > best:
-            best, first, last = inside, column, error_columns[k + inside - 1]
+    # a best window can always start at an error: the k-th error's window holds the errors up to column + width - 1
+    ends = map(bisect_right, repeat(error_columns), map((width - 1).__add__, error_columns))
+    inside = list(map(sub, ends, count()))
+    best = max(inside)
+    k = inside.index(best)  # the first window holding the most
+    first, last = error_columns[k], error_columns[k + best - 1]
     centred = (first + last + 1) // 2 - width // 2
     # any start in [last - width + 1, first] keeps every error of the window in it
     return min(max(centred, last - width + 1, 0), first, n - width)
@@ -250,11 +253,12 @@ def worst_region(reference: str, hypothesis: str, *, width: int = 60, alignment:
     if not n_ref and not n_hyp:
         return "ref: (empty)\nhyp: (empty)\n     "
     error_columns: list[int] = []
+    extend = error_columns.extend
     n = 0  # columns
     for tag, i1, i2, j1, j2 in blocks:
-        size = max(i2 - i1, j2 - j1)
+        size = i2 - i1 if i2 - i1 > j2 - j1 else j2 - j1
         if tag != "equal":
-            error_columns.extend(range(n, n + size))
+            extend(range(n, n + size))
         n += size
     width = max(1, min(width, n))
     start = _best_window(error_columns, n, width)
@@ -276,6 +280,7 @@ def _render(blocks: list[_Block], ref_units: Sequence[str], hyp_units: Sequence[
     hyp_cells: list[str] = []
     marks: list[str] = []
     column = 0
+    cells = _COLUMNS
     for tag, i1, i2, j1, j2 in blocks:
         size = max(i2 - i1, j2 - j1)
         if column + size <= start:
@@ -285,14 +290,30 @@ def _render(blocks: list[_Block], ref_units: Sequence[str], hyp_units: Sequence[
             break
         differs = tag != "equal"
         for k in range(max(0, start - column), min(size, end - column)):
-            a = _cell(ref_units[i1 + k] if i1 + k < i2 else None, differs)
-            b = _cell(hyp_units[j1 + k] if j1 + k < j2 else None, differs)
-            cell = max(_shown_width(a), _shown_width(b), 1)
-            ref_cells.append(_pad(a, cell))
-            hyp_cells.append(_pad(b, cell))
-            marks.append(("^" if differs else " ").ljust(cell))
+            key = (ref_units[i1 + k] if i1 + k < i2 else None, hyp_units[j1 + k] if j1 + k < j2 else None, differs)
+            shown = cells.get(key)
+            if shown is None:
+                shown = _column(*key)
+                if len(cells) >= _COLUMNS_KEPT:
+                    cells.clear()
+                cells[key] = shown
+            ref_cells.append(shown[0])
+            hyp_cells.append(shown[1])
+            marks.append(shown[2])
         column += size
     return ref_cells, hyp_cells, marks
+
+
+# (reference cluster, hypothesis cluster, differs) -> the column's padded cells and marker: a page repeats few pairs
+_COLUMNS: dict[tuple[str | None, str | None, bool], tuple[str, str, str]] = {}
+_COLUMNS_KEPT = 1 << 16
+
+
+def _column(ref: str | None, hyp: str | None, differs: bool) -> tuple[str, str, str]:
+    """One column: both sides' cells padded to the wider one, and its marker (``^`` where the sides differ)."""
+    a, b = _cell(ref, differs), _cell(hyp, differs)
+    cell = max(_shown_width(a), _shown_width(b), 1)
+    return _pad(a, cell), _pad(b, cell), ("^" if differs else " ").ljust(cell)
 
 
 def _cell(cluster: str | None, differs: bool) -> str:
