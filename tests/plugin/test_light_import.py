@@ -139,3 +139,22 @@ def test_a_typo_in_an_ocr_option_or_ini_key_still_fails_at_startup(pytester: pyt
     result = pytester.runpytest_subprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ocr-summary='fulll' is not valid*"])
+
+
+def test_a_text_run_without_facts_does_not_load_the_facts_code(pytester: pytest.Pytester) -> None:
+    """A dataset of plain texts (no page-level facts), replayed, with the summary table and a run file: the facts
+    modules (olmOCR-bench's checks, their summary) stay unimported."""
+    pytester.makeconftest(DUMP_MODULES)
+    data = pytester.mkdir("data")
+    (data / "images").mkdir()
+    (data / "images" / "a.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (data / "ground_truth.json").write_text(json.dumps({"a.png": {"full_text": "TOTAL 12.50"}}))
+    preds = pytester.mkdir("preds")
+    (preds / "a.txt").write_text("TOTAL 12.5O")
+    result = pytester.runpytest_subprocess("data", "--ocr-dataset=data", "--ocr-engine=replay:preds",
+                                           "--ocr-json=run.json", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    assert "OCR metrics" in result.stdout.str()
+    modules = _modules(pytester.path)
+    assert modules >= STARTED
+    assert not {m for m in modules if m.startswith("pytest_ocrmetrics.metrics.facts")}, sorted(modules)
