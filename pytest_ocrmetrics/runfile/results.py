@@ -67,6 +67,9 @@ class _Entry(NamedTuple):
     summary: _SummaryValues | None = None
 
 
+_SPOOL_BUFFER = 1 << 20  # bytes the spool gathers before it writes
+
+
 class _Spool:
     """An append-only temporary file of JSON lines (deleted when closed or garbage-collected)."""
 
@@ -78,7 +81,9 @@ class _Spool:
     def append(self, data: bytes) -> tuple[int, int]:
         """Write one record's JSON text in UTF-8; returns where it lies."""
         if self._file is None:
-            self._file = tempfile.TemporaryFile(prefix="ocrmetrics-records-")  # noqa: SIM115 - kept open, closed by close()
+            # a large buffer: one write call per few hundred records, not per two (each call lets go of the GIL,
+            # and under xdist the controller's receiving threads then hold it for a switch interval)
+            self._file = tempfile.TemporaryFile(prefix="ocrmetrics-records-", buffering=_SPOOL_BUFFER)  # noqa: SIM115 - kept open, closed by close()
         if not self._at_end:
             self._file.seek(self._end)
             self._at_end = True
