@@ -14,10 +14,13 @@ hand-written parametrized test and writes JUnit XML. For each suite and size, on
 ``--repeat`` rounds that run plain and plugin back to back (interleaved, so a noisy neighbour slows both), without
 xdist and then under ``-n 2`` on both sides, each a fresh ``pytest`` subprocess with bytecode caching on
 (``PYTHONDONTWRITEBYTECODE`` removed: otherwise pytest re-parses and assertion-rewrites every plugin module on every
-run, a start-up cost users do not pay). Prints, per suite, size and worker count, the median wall times, the median
-of the interleaved pairs' own ratios (steadier on a busy machine) with their spread (lowest-highest pair), the same
-for the processes' CPU time (user + system from ``wait4``, xdist's workers included; steadier still when other work
-shares the cores), and the peak resident memory of each process (``ru_maxrss``; target <= 2x plain).
+run, a start-up cost users do not pay) and with the installed pytest plugins that neither side uses turned off
+(``-p no:hypothesispytest`` and the like: their start-up and summary would add the same seconds to both runs and
+flatter the ratio). Prints, per suite, size and worker count, the median wall times, the median of the interleaved
+pairs' own ratios (steadier on a busy machine) with their spread (lowest-highest pair), the same for the processes'
+CPU time (user + system from ``wait4``, xdist's workers included; steadier still when other work shares the cores),
+and the peak resident memory of each pytest process (GNU time's ``%M`` where ``/usr/bin/time`` exists: a process
+forked from this benchmark would report this one's peak instead; target <= 2x plain).
 
     python benchmarks/bench_plugin.py [--suites real synthetic] [--documents 2000 20000] [--workers 0 2] [--repeat 5]
 """
@@ -125,22 +128,43 @@ def make_suite(root: Path, pairs: Sequence[tuple[str, str]]) -> None:
     (root / "test_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
 
 
+def _unrelated_plugins() -> list[str]:
+    """``-p no:NAME`` for every installed pytest plugin that neither side uses (hypothesis's, anyio's, ...): their
+    start-up and summary costs (hypothesis's alone is a fifth of a second) would be added to both runs and flatter
+    the ratio. The plugin under test and xdist stay."""
+    from importlib.metadata import entry_points
+
+    used = {"ocrmetrics", "xdist", "xdist.looponfail"}
+    names = sorted({entry.name for entry in entry_points(group="pytest11")} - used)
+    return [arg for name in names for arg in ("-p", f"no:{name}")]
+
+
+# GNU time's peak resident memory of the process it starts: a child forked from this benchmark inherits this
+# process's high-water mark in ru_maxrss (Linux keeps it across exec), which for the larger suites is above pytest's
+_TIME = "/usr/bin/time"
+
+
 def _run(args: list[str], cwd: Path) -> tuple[float, float, float]:
     """Wall seconds, peak resident memory (MB) and CPU seconds (user + system, xdist's workers included: ``wait4``
     counts the children a process waited for) of one pytest process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=cwd,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
-    output = proc.stdout.read() if proc.stdout is not None else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"pytest {' '.join(args)} failed with exit code {proc.returncode}:\n"
-                         f"{output.decode(errors='replace')[-3000:]}")
-    # ru_maxrss of RUSAGE of the waited child (Linux: kilobytes); under -n 2 the controller's, not the workers'
-    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_unrelated_plugins(), *args]
+    measured = os.access(_TIME, os.X_OK)
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        if measured:  # started from GNU time (a small process): the pytest process's own peak memory
+            command = [_TIME, "-f", "%M", "-o", rss.name, *command]
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        output = proc.stdout.read() if proc.stdout is not None else b""
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"pytest {' '.join(args)} failed with exit code {proc.returncode}:\n"
+                             f"{output.decode(errors='replace')[-3000:]}")
+        # kilobytes; under -n 2 the controller's, not the workers'
+        peak_kb = int(rss.read().split()[-1]) if measured else usage.ru_maxrss
+    return elapsed, peak_kb / 1024, usage.ru_utime + usage.ru_stime
 
 
 # --tb=line on both sides: pytest 9's long failure summary looks for each failed test's teardown report among every
