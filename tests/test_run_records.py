@@ -21,6 +21,7 @@ from pytest_ocrmetrics.runfile.record import (
     Transport,
     clean_envelope,
     envelope,
+    light_record,
     pack_envelope,
     run_schema,
     scored_record,
@@ -101,7 +102,13 @@ def test_a_worker_sends_the_record_as_one_json_text_that_comes_back_equal(tmp_pa
     assert packed["record"] is None and isinstance(packed["record_json"], str)  # one string for execnet
     back = unpack_envelope(packed)
     assert back["nodeid"] == "t::a" and back["transport"] == sent["transport"]
-    assert back["record"] is not None and json.dumps(back["record"]) == json.dumps(json.loads(json.dumps(record)))
+    whole = json.loads(json.dumps(record))
+    assert json.dumps(json.loads(back["record_json"])) == json.dumps(whole)
+    # the controller decodes the light form: the texts and pairs left out, every key in its place
+    assert back["record"] is not None and json.dumps(back["record"]) == json.dumps(light_record(whole))
+    assert list(back["record"]) == list(record) and back["record"]["hypothesis"] == "" != record["hypothesis"]
+    assert back["record"]["confusions"] == [] != record["confusions"]
+    assert back["record"]["metrics"] == whole["metrics"] and back["record"]["counts"] == whole["counts"]
     assert unpack_envelope(sent) is sent  # an envelope that was not packed (no xdist) is left as it is
 
 
@@ -157,7 +164,7 @@ def test_the_controller_spools_a_workers_record_text_as_it_would_encode_the_reco
         sent = unpack_envelope(pack_envelope(envelope(record, nodeid=f"t::{record['id']}", checks=[])))
         assert sent["record"] is not None
         direct, from_text = RunResults(), RunResults()
-        direct.add(sent["record"], outcome, message)
+        direct.add(json.loads(sent["record_json"]), outcome, message)  # the whole record, as without xdist
         encoded: list[object] = []
         original = from_text._clean_json
 

@@ -153,7 +153,8 @@ class _EnvelopeKeys(TypedDict):
 class Envelope(_EnvelopeKeys, total=False):
     """A record on its way to the controller: the test's node id, the record (``None`` for a test that is no OCR
     test, named by a worker after a crash) and its :class:`Transport`; from an xdist worker also ``record_json``,
-    the record's JSON text as the worker sent it (:func:`unpack_envelope`)."""
+    the record's JSON text as the worker sent it (:func:`unpack_envelope`), and then ``record`` may be its light
+    form (:data:`LIGHT_PLACEHOLDERS`): the whole record is that text."""
 
     record_json: str
 
@@ -358,12 +359,37 @@ def clean_envelope(value: Envelope) -> Envelope:
     return {"nodeid": clean_text(value["nodeid"])[0], "record": record, "transport": transport}
 
 
+#: what the light form of a record (:func:`light_record`) holds instead of its texts and confusion pairs
+LIGHT_PLACEHOLDERS: dict[str, Any] = {"reference": "", "hypothesis": "", "confusions": []}
+
+
+def light_record(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The record with its texts and confusion pairs (most of its size, and most of the values a JSON decoder
+    makes) replaced by :data:`LIGHT_PLACEHOLDERS`, its keys and their order kept; None when it has none of them.
+
+    What the controller of an xdist run reads of a record (its names, metrics and counts, checks, flags; whether it
+    has an output) is all there: the controller decodes this form and writes the record's whole text as the worker
+    sent it, so under xdist the run's one serial process no longer decodes every document's texts and pairs.
+
+    >>> light_record({"id": "a", "hypothesis": "long text", "confusions": [["a", "b", 1]], "cached": False})
+    {'id': 'a', 'hypothesis': '', 'confusions': [], 'cached': False}
+    """
+    if not any(key in record for key in LIGHT_PLACEHOLDERS):
+        return None
+    light = dict(record)
+    for key, placeholder in LIGHT_PLACEHOLDERS.items():
+        if key in light and light[key] is not None:
+            light[key] = placeholder
+    return light
+
+
 def pack_envelope(value: Envelope) -> dict[str, Any]:
     """The envelope as an xdist worker sends it: cleaned as :func:`clean_envelope` cleans it, with the record as one
     JSON text under ``record_json`` (``record`` None). execnet writes a string in one piece, but a record's hundreds
     of small values (the confusion pairs) one by one, in Python, on the worker and again on the controller: that was
     a third of a worker's time. The text is checked for unencodable characters in one encoding; only a record that
-    has some is cleaned value by value.
+    has some is cleaned value by value. Beside it, ``record_light``: the JSON text of its :func:`light_record`, which
+    is all the controller decodes (the controller is the run's one serial process: workers wait on it).
 
     Args:
         value: the envelope of a test's report.
@@ -374,6 +400,9 @@ def pack_envelope(value: Envelope) -> dict[str, Any]:
     >>> packed = pack_envelope({"nodeid": "t", "record": {"id": "a", "cer": 0.5}, "transport": {}})
     >>> packed["record_json"], unpack_envelope(packed)["record"]
     ('{"id": "a", "cer": 0.5}', {'id': 'a', 'cer': 0.5})
+    >>> packed = pack_envelope({"nodeid": "t", "record": {"id": "a", "hypothesis": "text"}, "transport": {}})
+    >>> packed["record_json"], packed["record_light"], unpack_envelope(packed)["record"]
+    ('{"id": "a", "hypothesis": "text"}', '{"id": "a", "hypothesis": ""}', {'id': 'a', 'hypothesis': ''})
     """
     from pytest_ocrmetrics.core.safe_text import clean_run, clean_text, clean_utf8
 
@@ -384,7 +413,11 @@ def pack_envelope(value: Envelope) -> dict[str, Any]:
         value = clean_envelope(value)
         record, transport = value["record"], value["transport"]
         text = None if record is None else RECORD_ENCODER.encode(record)
-    return {"nodeid": clean_text(value["nodeid"])[0], "record": None, "record_json": text, "transport": transport}
+    light = None if record is None else light_record(record)
+    packed = {"nodeid": clean_text(value["nodeid"])[0], "record": None, "record_json": text, "transport": transport}
+    if light is not None:
+        packed["record_light"] = RECORD_ENCODER.encode(light)
+    return packed
 
 
 def unpack_envelope(sent: Mapping[str, Any]) -> Envelope:
@@ -394,13 +427,16 @@ def unpack_envelope(sent: Mapping[str, Any]) -> Envelope:
         sent: the envelope as it arrived on the controller.
 
     Returns:
-        The envelope with its record (and the text it was decoded from, ``record_json``).
+        The envelope with its record, in its light form when the worker sent one (and the record's whole text,
+        ``record_json``).
     """
     text = sent.get("record_json")
     if not isinstance(text, str):
         return sent  # type: ignore[return-value]
+    light = sent.get("record_light")
     # the text is kept: the run's results spool it as it is instead of encoding the record again
-    return {"nodeid": sent["nodeid"], "record": json.loads(text), "transport": sent["transport"], "record_json": text}
+    record = json.loads(light if isinstance(light, str) else text)
+    return {"nodeid": sent["nodeid"], "record": record, "transport": sent["transport"], "record_json": text}
 
 
 def finished_record(record: Mapping[str, Any], outcome: str, message: str | None = None, *,

@@ -298,12 +298,14 @@ class RunResults:
         ``transport`` is what came with the record in its envelope (:class:`~pytest_ocrmetrics.runfile.record.Envelope`):
         the engine's identity, the dataset's folder and skipped entries go to the run, not into the record. Text that
         no report can hold (lone surrogates, non-characters) is replaced here, once, and counted. ``text``: the
-        record's JSON text as an xdist worker sent it (encoded and cleaned there): the record is not encoded again.
+        record's JSON text as an xdist worker sent it (encoded and cleaned there): the record is not encoded again,
+        and ``record`` may be its light form (:func:`~pytest_ocrmetrics.runfile.record.light_record`).
         """
         transport = transport or {}
         if transport:
             self._take_transport(record, transport)
-        rec = finished_record(record, outcome, message, filtered=bool(transport.get("filtered")))
+        filtered = bool(transport.get("filtered"))
+        rec = finished_record(record, outcome, message, filtered=filtered)
         self.replaced_characters += int(rec.get("replaced_characters") or 0)  # replaced on an xdist worker
         for metric in rec.get("unchecked_thresholds") or ():
             self.unchecked_thresholds[str(metric)] = self.unchecked_thresholds.get(str(metric), 0) + 1
@@ -318,6 +320,8 @@ class RunResults:
             self._has_facts = True
         data = _finished_text(record, rec, text) if text is not None else None
         if data is None:
+            if text is not None:  # the whole record is its text (the record may be its light form): decoded here
+                rec = finished_record(json.loads(text), outcome, message, filtered=filtered)
             data = self._clean_json(rec)
         nodeid = rec.get("nodeid")
         plain = (isinstance(nodeid, str) and nodeid != "" and data.startswith(b"{") and b"NaN" not in data
