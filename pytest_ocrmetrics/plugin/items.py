@@ -283,7 +283,26 @@ def ignored_by_collection(state: PluginState, path: Path) -> bool | None:
     if not roots or path.suffix == ".py":
         return None
     text = os.fspath(path)
-    return True if text.startswith(roots) and not os.path.isdir(text) else None
+    if not text.startswith(roots):
+        return None
+    # a folder inside the dataset (its images/) is skipped whole unless a Python file lies somewhere below it
+    return True if not os.path.isdir(text) or not _holds_python(text) else None
+
+
+def _holds_python(folder: str) -> bool:
+    """Whether a ``.py`` file lies in ``folder`` or below it: one listing per folder, in C, instead of pytest
+    visiting each of its thousands of images."""
+    try:
+        with os.scandir(folder) as entries:
+            below = []
+            for entry in entries:
+                if entry.name.endswith(".py"):
+                    return True
+                if entry.is_dir(follow_symlinks=False):
+                    below.append(entry.path)
+    except OSError:
+        return True  # cannot tell: let pytest look (and say what it finds)
+    return any(_holds_python(path) for path in below)
 
 
 def _dataset_folders(state: PluginState) -> tuple[str, ...]:

@@ -504,6 +504,31 @@ def test_pytest_does_not_visit_the_files_of_a_dataset_folder_in_its_test_paths(p
     assert "doc_001.png" in (pytester.path / "visited.txt").read_text(encoding="utf-8").split()
 
 
+def test_a_folder_inside_a_dataset_is_skipped_whole_unless_python_lies_below(pytester: pytest.Pytester,
+                                                                             plugin_args: list[str]) -> None:
+    """The dataset's images/ folder is one ``pytest_ignore_collect`` call, not one per image; a folder with a Python
+    test file somewhere below it is still walked, and the test collected."""
+    make_dataset(pytester.path)
+    deep = pytester.path / "invoices" / "extra" / "nested"
+    deep.mkdir(parents=True)
+    (deep / "test_deep.py").write_text("def test_deep():\n    pass\n", encoding="utf-8")
+    (pytester.path / "invoices" / "extra" / "page.png").write_bytes(b"\x89PNG")
+    pytester.makeconftest(
+        """
+        import os
+
+        def pytest_ignore_collect(collection_path, config):
+            with open(os.path.join(str(config.rootpath), "asked.txt"), "a", encoding="utf-8") as out:
+                out.write(collection_path.name + "\\n")
+        """
+    )
+    result = pytester.runpytest(".", "--ocr-dataset=invoices", "--ocr-engine=replay:preds", *plugin_args)
+    result.assert_outcomes(passed=4)  # three documents and the nested Python test
+    asked = (pytester.path / "asked.txt").read_text(encoding="utf-8").split()
+    assert "images" in asked and not {"doc_001.png", "doc_002.png", "doc_003.png"} & set(asked)
+    assert {"extra", "nested", "test_deep.py"} <= set(asked)
+
+
 @pytest.mark.parametrize(("args", "counted"), [
     ((), False),  # no report shows confusions: none are counted
     (("--ocr-json=run.json",), True),  # the run file keeps them for any report made later
