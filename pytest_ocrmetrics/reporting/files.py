@@ -26,6 +26,11 @@ def dump_run(run: Mapping[str, Any]) -> str:
 def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
     """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time.
 
+    A shard's run file (one with a ``shard`` entry) ends with its merge index, after the documents: what
+    ``ocrmetrics merge`` reads of each document and a digest of the document lines
+    (:mod:`~pytest_ocrmetrics.runfile.merge_index`); any ``merge_index`` the run holds is left out (it described the
+    documents as they were written before).
+
     >>> "".join(run_lines({"schema": "s", "documents": [{"id": "a"}, {"id": "b"}]}))
     '{"schema": "s",\\n"documents": [\\n{"id": "a"},\\n{"id": "b"}\\n]}\\n'
     """
@@ -33,24 +38,46 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
     listed = ("summary", "documents", "facts")  # one line per row
-    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items() if key not in listed]
+    indexed = "shard" in run and "documents" in run
+    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items()
+               if key not in listed and key != _INDEX_KEY]
     lists = [key for key in listed if key in run]
     yield "{" + ",\n".join(members)
     first = not members
+    digest = None
     for key in lists:
         yield ("" if first else ",\n") + f"{encode(key)}: ["
         first = False
-        json_texts = getattr(run[key], "json_texts", None)  # spooled documents: most are written without decoding
-        texts = json_texts(encode) if callable(json_texts) else map(encode, run[key])
-        text = next(texts, None)
-        if text is None:
-            yield "]"
-            continue
-        yield "\n" + text
-        for text in texts:
-            yield ",\n" + text
-        yield "\n]"
+        pieces = _list_pieces(run[key], encode)
+        if indexed and (key == "documents" or digest is not None):  # from the documents on, what the digest covers
+            from pytest_ocrmetrics.runfile.merge_index import hashed, new_digest
+
+            digest = digest or new_digest()
+            pieces = hashed(pieces, digest)
+        yield from pieces
+    if digest is not None:
+        from pytest_ocrmetrics.runfile.merge_index import hashed, index_close, index_entries, index_pieces
+
+        yield from hashed(index_pieces(index_entries(run["documents"]), encode), digest)
+        yield index_close(digest)
     yield "}\n"
+
+
+_INDEX_KEY = "merge_index"  # runfile.merge_index.INDEX_KEY (not imported for a run file without it)
+
+
+def _list_pieces(values: Any, encode: Any) -> Iterator[str]:
+    """A listed member's text after its ``[``: one value per line, then ``]``."""
+    json_texts = getattr(values, "json_texts", None)  # spooled documents: most are written without decoding
+    texts = json_texts(encode) if callable(json_texts) else map(encode, values)
+    text = next(texts, None)
+    if text is None:
+        yield "]"
+        return
+    yield "\n" + text
+    for text in texts:
+        yield ",\n" + text
+    yield "\n]"
 
 
 class ReportError(Exception):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.metrics.registry import METRICS
+from pytest_ocrmetrics.runfile.merge_index import micro_counts
 from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
 from pytest_ocrmetrics.runfile.read import SCORED_OUTCOMES
 from pytest_ocrmetrics.runfile.record import Run, build_merged_run
@@ -227,7 +227,7 @@ def _check_counts(name: str, run: Mapping[str, Any]) -> None:
     """Every document's counts are what a run writes: none negative (a negative error count makes the merged micro
     average smaller, even negative, and a gate pass), and a scored micro-averaged metric with its numerator and
     denominator (the summary sums them; without them it cannot be computed)."""
-    micro = _micro_counts()
+    micro = micro_counts()
     for doc in _documents(run):
         counts = doc.get("counts") or {}
         for metric, entry in counts.items():
@@ -249,18 +249,14 @@ def _check_counts(name: str, run: Mapping[str, Any]) -> None:
             if keys is None:
                 continue
             entry = counts.get(metric) or {}
+            if keys[0] in entry and keys[1] in entry:  # the usual case
+                continue
             lacking = [key for key in keys if key not in entry]
             if lacking:
                 raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has {metric} "
                                  f"without its counts ({' and '.join(f'counts/{metric}/{key}' for key in lacking)} "
                                  f"missing): the merged micro average sums them over the documents; write that "
                                  f"shard's run file again with pytest --ocr-json=PATH")
-
-
-def _micro_counts() -> dict[str, tuple[str, str]]:
-    """Each micro-averaged metric's (numerator, denominator) count names: what a document with it must carry."""
-    return {name: (spec.numerator, spec.denominator) for name, spec in METRICS.items()
-            if spec.aggregation == "micro" and spec.numerator and spec.denominator}
 
 
 def _identity_difference(old: Any, new: Any) -> str:

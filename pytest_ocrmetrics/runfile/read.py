@@ -159,38 +159,102 @@ def load_shard(path: str | Path) -> dict[str, Any]:
         RunFileError: as :func:`load_run`, with the same messages.
     """
     path = Path(path)
+    run = _indexed_run(path)
+    if run is not None:
+        return run
     text = _read_text(path)
     run = _verbatim_run(text)
     return run if run is not None else _parse_run(text, path, schema=False)
+
+
+def _indexed_run(path: Path) -> dict[str, Any] | None:
+    """The shard file at ``path`` with its documents kept as text and read from its merge index, when the index's
+    digest matches (:mod:`~pytest_ocrmetrics.runfile.merge_index`) and nothing is wrong with the rest; None
+    otherwise (then the file is read as before, which says what is wrong)."""
+    from pytest_ocrmetrics.runfile.merge_index import indexed_parts
+    from pytest_ocrmetrics.runfile.verbatim import decode_finite, documents_placeholder
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    parts = indexed_parts(data, json.dumps(documents_placeholder()))
+    if parts is None:
+        return None
+    outside, lines, entries = parts
+    index = decode_finite(entries)
+    return _kept_run(outside, lines, index) if type(index) is list else None
 
 
 def _verbatim_run(text: str) -> dict[str, Any] | None:
     """The run file ``text`` with its documents kept as text, when it is in the plugin's layout, every document is
     canonical (see :mod:`~pytest_ocrmetrics.runfile.verbatim`) and nothing is wrong with it; None otherwise (then
     :func:`_parse_run` reads it, and says what is wrong)."""
-    from pytest_ocrmetrics.runfile.verbatim import documents_placeholder, read_lines, split_documents
+    from pytest_ocrmetrics.runfile.verbatim import split_documents
 
     split = split_documents(text)
-    if split is None:
-        return None
-    outside, lines = split
-    try:
-        run = json.loads(outside)
-    except (ValueError, RecursionError):
-        return None
+    return None if split is None else _kept_run(*split)
+
+
+def _kept_run(outside: str, lines: list[str], index: list[Any] | None = None) -> dict[str, Any] | None:
+    """The run of a file cut into ``outside`` (its text with a placeholder in place of the documents array) and its
+    document ``lines``, each document kept as its text: when every line is canonical or has an entry in ``index``
+    (the entries of the file's merge index, whose digest matched), and nothing is wrong with the rest; else None."""
+    from pytest_ocrmetrics.runfile.merge_index import INDEX_KEY
+    from pytest_ocrmetrics.runfile.verbatim import decode_finite, documents_placeholder, read_lines
+
+    run = decode_finite(outside)
     if type(run) is not dict or run.get("documents") != documents_placeholder():
-        return None  # the array cut out was not the run's documents
-    if _first_non_finite(run) is not None:
-        return None
-    documents = read_lines(lines)
+        return None  # not JSON, NaN, or the array cut out was not the run's documents
+    run.pop(INDEX_KEY, None)  # an index whose digest does not match is not read (nor kept)
+    if (index is not None and len(index) != len(lines)) or _first_non_finite(run) is not None:
+        return None  # 1e999 (the decoding refused NaN and Infinity)
+    documents = read_lines(lines, index)
     if documents is None:
         return None
     try:
-        _check_structure({**run, "documents": documents.heads()})
+        _check_structure({**run, "documents": []})
+        for position, (_, head) in enumerate(documents.entries):
+            if index is None or index[position] is None:
+                _document(head, ("documents", position))
+            elif not _plain_entry(head):  # the usual entry, told apart cheaply; any other checked in full
+                _document(head, ("documents", position), _ENTRY_REQUIRED)
     except _Problem:
         return None
     run["documents"] = documents
     return run
+
+
+_NUMBER_TYPES = frozenset({int, float})
+_OUTCOME_SET = frozenset(("passed", "failed", "error", "skipped", "filtered"))
+
+
+def _plain_entry(entry: dict[str, Any]) -> bool:
+    """Whether a merge index's ``entry`` is of the usual shape, every value of its type (what :func:`_document`
+    accepts), told in a few C-level passes; False sends it to :func:`_document`."""
+    try:
+        if not (type(entry["id"]) is str and type(entry["dataset"]) is str and type(entry["engine"]) is str
+                and type(entry["outcome"]) is str and entry["outcome"] in _OUTCOME_SET):
+            return False
+        metrics, counts = entry["metrics"], entry["counts"]
+    except (KeyError, TypeError):
+        return False
+    if type(metrics) is not dict or type(counts) is not dict or not set(map(type, metrics.values())) <= _NUMBER_TYPES:
+        return False
+    for numbers in counts.values():
+        if type(numbers) is not dict or not set(map(type, numbers.values())) <= _NUMBER_TYPES:
+            return False
+    others = len(entry) - 6
+    for key in ("cached", "truncated"):
+        if key in entry:
+            others -= 1
+            if type(entry[key]) is not bool:
+                return False
+    if "tags" in entry:
+        others -= 1
+        if type(entry["tags"]) is not list or not set(map(type, entry["tags"])) <= {str}:
+            return False
+    return others == 0
 
 
 def _read_text(path: Path) -> str:
@@ -298,8 +362,13 @@ def _numbers(value: Any, path: tuple[Any, ...]) -> None:
             raise _type_error(path + (key,), number, "'number'")
 
 
-def _document(doc: Any, path: tuple[Any, ...]) -> None:
-    doc = _object(doc, path, ("id", "dataset", "engine", "outcome", "metrics", "counts", "elapsed_s"))
+_REQUIRED = ("id", "dataset", "engine", "outcome", "metrics", "counts", "elapsed_s")
+# what an entry of a shard's merge index holds of its document (runfile/merge_index.merge_entry)
+_ENTRY_REQUIRED = _REQUIRED[:-1]
+
+
+def _document(doc: Any, path: tuple[Any, ...], required: tuple[str, ...] = _REQUIRED) -> None:
+    doc = _object(doc, path, required)
     for key in ("id", "dataset", "engine"):
         _string(doc[key], path + (key,))
     if doc["outcome"] not in _OUTCOMES or type(doc["outcome"]) is not str:
@@ -307,8 +376,9 @@ def _document(doc: Any, path: tuple[Any, ...]) -> None:
     _numbers(doc["metrics"], path + ("metrics",))
     for metric, entry in _object(doc["counts"], path + ("counts",)).items():
         _numbers(entry, path + ("counts", metric))
-    _number(doc["elapsed_s"], path + ("elapsed_s",), 0)
-    if len(doc) == 7:
+    if "elapsed_s" in doc:
+        _number(doc["elapsed_s"], path + ("elapsed_s",), 0)
+    if len(doc) == len(required):
         return
     get = doc.get
     for key in ("message", "image", "reference", "hypothesis"):

@@ -524,10 +524,16 @@ def add_to_accumulators(accumulators: dict[str, MetricAccumulator], record: Mapp
     """Feed one document's metrics (with their counts, for micro averages) into per-metric accumulators."""
     counts = record.get("counts") or {}
     for name, value in (record.get("metrics") or {}).items():
-        spec = METRICS.get(name)
-        acc = _accumulator(accumulators, name)
-        if spec is not None and spec.aggregation == "micro" and name in counts:
+        micro = _MICRO_COUNTS.get(name)
+        if micro is None:  # each metric's registry entry looked up once (this runs per metric of every document)
+            spec = METRICS.get(name)
+            micro = _MICRO_COUNTS[name] = ((spec.numerator, spec.denominator)
+                                           if spec is not None and spec.aggregation == "micro" else ())
+        acc = accumulators.get(name)
+        if acc is None:
+            acc = accumulators[name] = MetricAccumulator(name)
+        if micro and name in counts:
             c = counts[name]
-            acc.add(value, c.get(spec.numerator), c.get(spec.denominator))
+            acc.add(value, c.get(micro[0]), c.get(micro[1]))
         else:
             acc.add(value)

@@ -169,14 +169,25 @@ def documents_placeholder() -> str:
     return f"{_NONCE}-documents"
 
 
-def read_lines(lines: Sequence[str]) -> VerbatimDocuments | None:
+def read_lines(lines: Sequence[str], index: Sequence[Any] | None = None) -> VerbatimDocuments | None:
     """The documents of a run file's document ``lines`` (:func:`split_documents`), each kept as its text; None when
-    some line is not canonical (see the module docstring)."""
+    some line is not canonical (see the module docstring).
+
+    ``index``: the entries of the file's merge index, one per line, whose digest matched
+    (:mod:`~pytest_ocrmetrics.runfile.merge_index`): a line with an entry is the writer's text, and its entry is what
+    the merge reads of it (nothing of the line is decoded); a line whose entry is null is checked and decoded as
+    without an index."""
     entries: list[tuple[str | None, dict[str, Any]]] = []
     collecting = gc.isenabled()
     gc.disable()  # decoded JSON holds no cycles: the collector would only walk the growing heads again and again
     try:
-        for line in lines:
+        for position, line in enumerate(lines):
+            entry = None if index is None else index[position]
+            if entry is not None:
+                if type(entry) is not dict:
+                    return None
+                entries.append((line, entry))
+                continue
             head = _document_head(line)
             if head is None:
                 return None
@@ -185,6 +196,14 @@ def read_lines(lines: Sequence[str]) -> VerbatimDocuments | None:
         if collecting:
             gc.enable()
     return VerbatimDocuments(entries)
+
+
+def decode_finite(text: str) -> Any:
+    """``text`` decoded as JSON; None when it is not JSON or holds a NaN or infinity token."""
+    try:
+        return _DECODER.decode(text)
+    except (ValueError, RecursionError, _NotFinite):
+        return None
 
 
 class VerbatimDocuments(LazyDocuments[tuple[str | None, dict[str, Any]]]):
