@@ -1,8 +1,11 @@
-"""``ocrmetrics merge`` copying the shards' document lines (``runfile/verbatim.py``, ``read.load_shard``).
+"""``ocrmetrics merge`` copying the shards' document lines (``runfile/verbatim.py``, ``runfile/merge_index.py``,
+``read.load_shard``).
 
 The oracle is the merge as it was before: every shard decoded in full (``load_run``), merged and sanitised, every
 document encoded again. The merged run file must be that text byte for byte (``created`` aside) whether a shard's
 documents were copied as text or not, and a line the run-file writer would write differently must not be copied.
+Every test runs on shard files written with their merge index (the lines read from the index when its digest
+matches, else checked as text) and as they were written before it (each line checked as text).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 from ocr_run_factory import make_doc, make_run
@@ -42,6 +45,14 @@ def _documents(n: int = 12) -> list[dict[str, Any]]:
     return docs
 
 
+@pytest.fixture(autouse=True, params=["with the merge index", "before the merge index"])
+def plugin_writer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """How :func:`_as_the_plugin_writes` writes a shard's run file in this test: as now, or as before the index."""
+    _WRITER[0] = _with_index if request.param == "with the merge index" else _as_before_the_index
+    yield
+    _WRITER[0] = _with_index
+
+
 def _write_shards(folder: Path, documents: list[dict[str, Any]], count: int = 3,
                   write: Callable[[Path, dict[str, Any]], None] | None = None) -> list[str]:
     """The shards' run files, written as ``pytest --ocr-shard=K/count --ocr-json`` writes them (``run_lines``)."""
@@ -57,16 +68,27 @@ def _write_shards(folder: Path, documents: list[dict[str, Any]], count: int = 3,
 
 
 def _as_the_plugin_writes(path: Path, run: dict[str, Any]) -> None:
+    """As the plugin writes a run file (with its merge index when it is a shard's), or as it did before the index
+    (the test's ``plugin_writer``)."""
+    _WRITER[0](path, run)
+
+
+def _with_index(path: Path, run: dict[str, Any]) -> None:
     write_lines_atomic(path, run_lines(sanitize_run(run)))
 
 
 def _as_before_the_index(path: Path, run: dict[str, Any]) -> None:
     """As the plugin wrote a shard's run file before its merge index (``runfile/merge_index.py``): each line is
     checked as text (``runfile/verbatim.py``)."""
-    _as_the_plugin_writes(path, run)
+    _with_index(path, run)
+    if "shard" not in run:
+        return
     text = path.read_text(encoding="utf-8")
     cut = text.rindex(',\n"merge_index": {')
     path.write_text(text[:cut] + "}\n", encoding="utf-8")
+
+
+_WRITER: list[Callable[[Path, dict[str, Any]], None]] = [_with_index]
 
 
 def _without_created(text: str) -> str:

@@ -3,6 +3,7 @@ written atomically, none stopping the others (:func:`write_reports`)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
@@ -46,20 +47,23 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
     first = not members
     digest = None
     for key in lists:
-        yield ("" if first else ",\n") + f"{encode(key)}: ["
+        opening = ("" if first else ",\n") + f"{encode(key)}: ["
         first = False
-        pieces = _list_pieces(run[key], encode)
-        if indexed and (key == "documents" or digest is not None):  # from the documents on, what the digest covers
-            from pytest_ocrmetrics.runfile.merge_index import hashed, new_digest
+        pieces: Iterator[str] = _list_pieces(run[key], encode)
+        if digest is None:
+            yield opening
+            if indexed and key == "documents":  # the digest covers what follows the documents' "["
+                from pytest_ocrmetrics.runfile import merge_index
 
-            digest = digest or new_digest()
-            pieces = hashed(pieces, digest)
+                digest = merge_index.new_digest()
+                pieces = merge_index.hashed(pieces, digest)
+        else:  # a list after the documents: the digest covers it
+            pieces = merge_index.hashed(itertools.chain((opening,), pieces), digest)
         yield from pieces
     if digest is not None:
-        from pytest_ocrmetrics.runfile.merge_index import hashed, index_close, index_entries, index_pieces
-
-        yield from hashed(index_pieces(index_entries(run["documents"]), encode), digest)
-        yield index_close(digest)
+        entries = merge_index.index_pieces(merge_index.index_entries(run["documents"]), encode)
+        yield from merge_index.hashed(entries, digest)
+        yield merge_index.index_close(digest)
     yield "}\n"
 
 

@@ -164,7 +164,10 @@ def load_shard(path: str | Path) -> dict[str, Any]:
         return run
     text = _read_text(path)
     run = _verbatim_run(text)
-    return run if run is not None else _parse_run(text, path, schema=False)
+    if run is None:
+        run = _parse_run(text, path, schema=False)
+        run.pop("merge_index", None)  # (runfile.merge_index.INDEX_KEY) it did not match the documents: not read
+    return run
 
 
 def _indexed_run(path: Path) -> dict[str, Any] | None:

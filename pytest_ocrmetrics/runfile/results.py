@@ -48,6 +48,10 @@ class _SummaryValues(NamedTuple):
     cached: Any
     truncated: Any
     values: tuple[tuple[Any, ...], ...]  # (name, value) per metric, (name, value, numerator, denominator) if micro
+    # for a shard's merge index (runfile/merge_index.py): the record's tags (None: it has none), and whether its
+    # entry there is made from these values (:meth:`SpooledDocuments.merge_entries`)
+    tags: Any = None
+    indexable: bool = False
 
 
 class _Entry(NamedTuple):
@@ -136,6 +140,20 @@ class SpooledDocuments(LazyDocuments[list[_Entry]]):
             yield ({"engine": first.engine, "dataset": first.dataset, "outcome": outcome,
                     "cached": first_summary.cached, "truncated": first_summary.truncated}, _values_of(source))
 
+    def merge_entries(self) -> Iterator[dict[str, Any] | None]:
+        """Each document's entry of a shard's merge index
+        (:func:`~pytest_ocrmetrics.runfile.merge_index.merge_entry`), in order: for a document of one record (the
+        usual case) from what the index kept of it, without reading it back; for any other, from the document."""
+        from pytest_ocrmetrics.runfile.merge_index import merge_entry
+
+        for group in self._groups:
+            entry = group[0]
+            summary = entry.summary
+            if len(group) == 1 and entry.plain and summary is not None and summary.indexable:
+                yield _index_entry(entry, summary)
+            else:
+                yield merge_entry(self._document(group))
+
     def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
         """Each document's JSON text, ``encode(document)`` for an ``encode`` with json's default separators and
         ``ensure_ascii=False`` (the run file's, :func:`~pytest_ocrmetrics.reporting.files.run_lines`). A document of one
@@ -177,6 +195,26 @@ def _finished_text(record: Mapping[str, Any], rec: Mapping[str, Any], text: str)
     return clean_utf8(spliced)
 
 
+def _index_entry(entry: _Entry, summary: _SummaryValues) -> dict[str, Any]:
+    """The merge index's entry of a document of one record, from its index entry (``summary.indexable``)."""
+    metrics: dict[str, Any] = {}
+    counts: dict[str, Any] = {}
+    for name, value, *micro in summary.values:
+        metrics[name] = value
+        if micro:
+            keys = _MICRO_COUNTS[name]
+            counts[name] = {key: count for key, count in zip(keys, micro) if count is not None}
+    document: dict[str, Any] = {"id": entry.id, "dataset": entry.dataset, "engine": entry.engine,
+                                "outcome": entry.outcome, "metrics": metrics, "counts": counts}
+    if summary.cached is not None:
+        document["cached"] = summary.cached
+    if summary.truncated is not None:
+        document["truncated"] = summary.truncated
+    if summary.tags is not None:
+        document["tags"] = list(summary.tags)
+    return document
+
+
 def _summary_of(entry: _Entry) -> _SummaryValues:
     """The entry's summary values (present: :meth:`RunResults.summary` reads the index only when every entry has
     them)."""
@@ -201,6 +239,7 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
     if type(metrics) is not dict or type(counts) is not dict:
         return None
     values: list[tuple[Any, ...]] = []
+    nulls = False  # a micro count that is there but null (not an entry of a merge index)
     for name, value in metrics.items():
         if type(value) not in _PLAIN_NUMBER or type(name) is not str or not name.isascii():
             return None
@@ -217,10 +256,25 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
             if (numerator is not None and type(numerator) not in _PLAIN_NUMBER) or (
                     denominator is not None and type(denominator) not in _PLAIN_NUMBER):
                 return None
+            nulls = nulls or ((numerator is None and micro[0] in c) or (denominator is None and micro[1] in c))
             values.append((name, value, numerator, denominator))
         else:
             values.append((name, value))
-    return _SummaryValues(rec.get("cached"), rec.get("truncated"), tuple(values))
+    tags = rec.get("tags")
+    return _SummaryValues(rec.get("cached"), rec.get("truncated"), tuple(values), tags,
+                          not nulls and _indexable(rec, counts, tags))
+
+
+def _indexable(rec: Mapping[str, Any], counts: Mapping[str, Any], tags: Any) -> bool:
+    """Whether a shard's merge index can describe ``rec`` from its summary values and tags (what
+    :func:`~pytest_ocrmetrics.runfile.merge_index.merge_entry` gives an entry for, the sign of its counts aside: the
+    plugin's metrics count nothing below zero); a few C-level tests per record."""
+    details = rec.get("details")
+    return (type(rec.get("id")) is str and type(rec.get("dataset")) is str and type(rec.get("engine")) is str
+            and "replaced_characters" not in rec and type(rec.get("cached", False)) is bool
+            and type(rec.get("truncated", False)) is bool and (details is None or (
+                type(details) is dict and "facts" not in details)) and (tags is None or (
+                    type(tags) is list and set(map(type, tags)) <= {str})) and set(map(type, counts.values())) <= {dict})
 
 
 # metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)
