@@ -147,6 +147,11 @@ def load_shard(path: str | Path) -> dict[str, Any]:
     (:class:`~pytest_ocrmetrics.runfile.verbatim.VerbatimDocuments`, the usual case for a file ``pytest --ocr-json``
     wrote), so that the merge neither decodes their confusion triples and texts nor encodes them again.
 
+    A shard's file whose merge index matches its digest (:mod:`~pytest_ocrmetrics.runfile.merge_index`: every file
+    ``pytest --ocr-shard`` writes) is cut from its bytes, and what the merge reads of each document is its entry in
+    the index: no line is decoded. Any other file is read as before (each line checked as text, or the whole file
+    decoded), and the index, which then does not match, is dropped.
+
     Args:
         path: the shard's run file.
 
