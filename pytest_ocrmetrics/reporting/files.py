@@ -21,11 +21,12 @@ def dump_run(run: Mapping[str, Any]) -> str:
     slower on large runs). NaN and infinity are refused, as the schema requires. :func:`run_lines` gives the same
     text piece by piece (what the plugin writes, so a large run is never held as one string).
     """
-    return "".join(run_lines(run))
+    return "".join(piece if isinstance(piece, str) else piece.decode("utf-8") for piece in run_lines(run))
 
 
-def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
-    """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time.
+def run_lines(run: Mapping[str, Any]) -> Iterator[str | bytes]:
+    """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time; a piece is the
+    UTF-8 bytes of its text where the documents kept them (a shard's lines copied by ``ocrmetrics merge``).
 
     A shard's run file (one with a ``shard`` entry) ends with its merge index, after the documents: what
     ``ocrmetrics merge`` reads of each document and a digest of the document lines
@@ -49,7 +50,7 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
     for key in lists:
         opening = ("" if first else ",\n") + f"{encode(key)}: ["
         first = False
-        pieces: Iterator[str] = _list_pieces(run[key], encode)
+        pieces: Iterator[str | bytes] = _list_pieces(run[key], encode)
         if digest is None:
             yield opening
             if indexed and key == "documents":  # the digest covers what follows the documents' "["
@@ -70,17 +71,18 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
 _INDEX_KEY = "merge_index"  # runfile.merge_index.INDEX_KEY (not imported for a run file without it)
 
 
-def _list_pieces(values: Any, encode: Any) -> Iterator[str]:
-    """A listed member's text after its ``[``: one value per line, then ``]``."""
+def _list_pieces(values: Any, encode: Any) -> Iterator[str | bytes]:
+    """A listed member's text after its ``[``: one value per line, then ``]`` (a value kept as bytes, with its
+    separator in bytes)."""
     json_texts = getattr(values, "json_texts", None)  # spooled documents: most are written without decoding
     texts = json_texts(encode) if callable(json_texts) else map(encode, values)
     text = next(texts, None)
     if text is None:
         yield "]"
         return
-    yield "\n" + text
+    yield (b"\n" if isinstance(text, bytes) else "\n") + text
     for text in texts:
-        yield ",\n" + text
+        yield (b",\n" if isinstance(text, bytes) else ",\n") + text
     yield "\n]"
 
 

@@ -98,7 +98,7 @@ def _documents(run: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     return documents.heads() if isinstance(documents, VerbatimDocuments) else documents
 
 
-def _written_documents(entries: list[tuple[str | None, dict[str, Any]]], replaced: int) -> Sequence[dict[str, Any]]:
+def _written_documents(entries: list[tuple[str | bytes | None, dict[str, Any]]], replaced: int) -> Sequence[dict[str, Any]]:
     """The merged run's ``documents``: a list when no shard's documents were kept as text (every document read in
     full, as before); else a :class:`VerbatimDocuments` that the run-file writer copies.
 
@@ -134,12 +134,12 @@ def _check_same_settings(runs: Sequence[tuple[str, Mapping[str, Any]]], normaliz
 
 
 def _merged_documents(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[
-        list[tuple[str | None, dict[str, Any]]], dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
+        list[tuple[str | bytes | None, dict[str, Any]]], dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
     """Every shard's documents in the plugin's order as ``(text, document)`` (``text`` None for a document read in
     full; else ``document`` is what was decoded of it), a document in two shards a :class:`MergeError`, and the
     skipped entries and collection errors, each listed once."""
     owner: dict[tuple[str, str, str], str] = {}
-    entries: list[tuple[str | None, dict[str, Any]]] = []
+    entries: list[tuple[str | bytes | None, dict[str, Any]]] = []
     skipped: dict[tuple[str, str], dict[str, Any]] = {}
     errors: dict[str, dict[str, Any]] = {}
     for name, run in runs:

@@ -157,11 +157,11 @@ def index_close(digest: Any) -> str:
     return f', "sha256": "{digest.hexdigest()}"}}'
 
 
-def hashed(pieces: Iterable[str], digest: Any) -> Iterator[str]:
+def hashed(pieces: Iterable[str | bytes], digest: Any) -> Iterator[str | bytes]:
     """``pieces`` as they are, each added to ``digest`` in UTF-8 as it passes (a lone surrogate, which the file
     writer replaces, is added as it is: the digest then does not match the file, which is read as before)."""
     for piece in pieces:
-        digest.update(piece.encode("utf-8", "surrogatepass"))
+        digest.update(piece if isinstance(piece, bytes) else piece.encode("utf-8", "surrogatepass"))
         yield piece
 
 
@@ -170,16 +170,17 @@ def new_digest() -> Any:
     return hashlib.sha256()
 
 
-def indexed_parts(data: bytes, placeholder: str) -> tuple[str, list[str], str] | None:
+def indexed_parts(data: bytes, placeholder: str) -> tuple[str, list[bytes], str] | None:
     """``data``, a run file's bytes, as the text around its documents array (``placeholder``, a JSON string, in its
     place, as :func:`~pytest_ocrmetrics.runfile.verbatim.split_documents` puts it, and without the merge index),
-    each document's line, and the text of the index's entries (a JSON array), when it ends with a merge index whose
-    digest matches the bytes it covers (see the module docstring): then every line and every entry is the writer's
-    text. None otherwise.
+    each document's line (its UTF-8 bytes), and the text of the index's entries (a JSON array), when it ends with a
+    merge index whose digest matches the bytes it covers (see the module docstring): then every line and every entry
+    is the writer's text. None otherwise.
 
-    Cut from the bytes, not from their decoded text: each line is decoded alone (decoding the whole file and
-    splitting the text costs several times more on a big file of non-ASCII text), and the lines are split as many
-    times as the index has entries, so the end of the documents is not searched for."""
+    Cut from the bytes and kept as bytes: the lines are neither decoded nor, when the merged file is written,
+    encoded again (the writer wrote them in UTF-8, with nothing a report replaces: the digest was taken of the text
+    before the file writer's cleaning, so a file it changed does not match); and they are split as many times as
+    the index has entries, so the end of the documents is not searched for."""
     if len(data) < _TAIL_LENGTH or not data.endswith(_TAIL_CLOSE):
         return None
     tail = len(data) - _TAIL_LENGTH  # the "]" of the index's entries
@@ -202,9 +203,9 @@ def indexed_parts(data: bytes, placeholder: str) -> tuple[str, list[str], str] |
     return outside, lines, entries
 
 
-def _lines(data: bytes, start: int, stop: int, count: int) -> tuple[list[str], int]:
-    """The ``count`` document lines of ``data`` from ``start`` (just after the documents' ``[``), decoded, and where
-    the documents array ends (just after its ``]``); ValueError when they are not there, one to a line."""
+def _lines(data: bytes, start: int, stop: int, count: int) -> tuple[list[bytes], int]:
+    """The ``count`` document lines of ``data`` from ``start`` (just after the documents' ``[``), and where the
+    documents array ends (just after its ``]``); ValueError when they are not there, one to a line."""
     if not count:
         if data[start:start + 1] != b"]":
             raise ValueError("not an empty array")
@@ -220,4 +221,4 @@ def _lines(data: bytes, start: int, stop: int, count: int) -> tuple[list[str], i
     end = start + 1 + sum(map(len, pieces)) + 2 * (count - 1) + 2  # the last piece cut before its "\n]"
     if data.count(b"\n", start + 1, end - 2) != count - 1:  # a line break inside a document: not the writer's
         raise ValueError("a document over several lines")
-    return [piece.decode("utf-8") for piece in pieces], end
+    return pieces, end

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 __all__ = ["RunFileError", "load_run", "load_shard", "validate_run", "check_run_structure", "DocumentKey", "doc_key",
            "scored_documents", "SCORED_OUTCOMES"]
@@ -204,7 +204,7 @@ def _verbatim_run(text: str) -> dict[str, Any] | None:
     return None if split is None else _kept_run(*split)
 
 
-def _kept_run(outside: str, lines: list[str], index: list[Any] | None = None) -> dict[str, Any] | None:
+def _kept_run(outside: str, lines: Sequence[str | bytes], index: list[Any] | None = None) -> dict[str, Any] | None:
     """The run of a file cut into ``outside`` (its text with a placeholder in place of the documents array) and its
     document ``lines``, each document kept as its text: when every line is canonical or has an entry in ``index``
     (the entries of the file's merge index, whose digest matched), and nothing is wrong with the rest; else None."""
