@@ -62,7 +62,7 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str | bytes]:
             pieces = merge_index.hashed(itertools.chain((opening,), pieces), digest)
         yield from pieces
     if digest is not None:
-        entries = merge_index.index_pieces(merge_index.index_entries(run["documents"]), encode)
+        entries = merge_index.index_pieces(merge_index.index_entries(run["documents"]))
         yield from merge_index.hashed(entries, digest)
         yield merge_index.index_close(digest)
     yield "}\n"

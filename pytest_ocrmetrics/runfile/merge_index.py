@@ -32,8 +32,9 @@ checked as text and decoded; or in full), so its documents and its messages are 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.runfile.record import OUTCOMES
@@ -141,15 +142,28 @@ def index_entries(documents: Iterable[Any]) -> Iterator[dict[str, Any] | None]:
     return entries() if callable(entries) else map(merge_entry, documents)
 
 
-def index_pieces(entries: Iterable[dict[str, Any] | None], encode: Callable[[Any], str]) -> Iterator[str]:
-    """The index member's text up to the end of its ``documents`` array (what the digest covers last), piece by piece:
-    ``,\\n"merge_index": {"documents": [``, one entry per line, ``]``."""
+def index_pieces(entries: Iterable[dict[str, Any] | None]) -> Iterator[str]:
+    """The index member's text up to the end of its ``documents`` array (what the digest covers last):
+    ``,\n"merge_index": {"documents": [``, one entry per line, ``]``; the lines in pieces of a few hundred (each
+    piece is cleaned, hashed and written as one)."""
     yield _INDEX_OPEN
+    lines: list[str] = []
     first = True
     for entry in entries:
-        yield ("\n" if first else ",\n") + encode(entry)
+        lines.append(_encode(entry))
+        if len(lines) == _PIECE_LINES:
+            yield ("\n" if first else ",\n") + ",\n".join(lines)
+            lines.clear()
+            first = False
+    if lines:
+        yield ("\n" if first else ",\n") + ",\n".join(lines)
         first = False
     yield "]" if first else "\n]"
+
+
+_PIECE_LINES = 512
+# an entry's text: the run file's separators and UTF-8 (reporting/files.run_lines), no NaN (merge_entry has none)
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
 
 
 def index_close(digest: Any) -> str:
@@ -158,11 +172,20 @@ def index_close(digest: Any) -> str:
 
 
 def hashed(pieces: Iterable[str | bytes], digest: Any) -> Iterator[str | bytes]:
-    """``pieces`` as they are, each added to ``digest`` in UTF-8 as it passes (a lone surrogate, which the file
-    writer replaces, is added as it is: the digest then does not match the file, which is read as before)."""
+    """``pieces``, each added to ``digest`` in UTF-8 as it passes, and passed on as those bytes (the file writer
+    writes bytes as they are: each piece is encoded once). A piece holding what the file writer replaces (a lone
+    surrogate, a non-character) is added as it is and passed on as text, for the writer to clean: the digest then
+    does not match the file, which the merge reads as before."""
+    from pytest_ocrmetrics.core.safe_text import clean_utf8
+
     for piece in pieces:
-        digest.update(piece if isinstance(piece, bytes) else piece.encode("utf-8", "surrogatepass"))
-        yield piece
+        if isinstance(piece, bytes):
+            digest.update(piece)
+            yield piece
+            continue
+        data = clean_utf8(piece)
+        digest.update(data if data is not None else piece.encode("utf-8", "surrogatepass"))
+        yield piece if data is None else data
 
 
 def new_digest() -> Any:

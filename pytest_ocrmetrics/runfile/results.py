@@ -199,11 +199,16 @@ def _index_entry(entry: _Entry, summary: _SummaryValues) -> dict[str, Any]:
     """The merge index's entry of a document of one record, from its index entry (``summary.indexable``)."""
     metrics: dict[str, Any] = {}
     counts: dict[str, Any] = {}
-    for name, value, *micro in summary.values:
-        metrics[name] = value
-        if micro:
-            keys = _MICRO_COUNTS[name]
-            counts[name] = {key: count for key, count in zip(keys, micro) if count is not None}
+    for item in summary.values:
+        name = item[0]
+        metrics[name] = item[1]
+        if len(item) == 4:  # (name, value, numerator, denominator): the counts as far as the record has them
+            numerator, denominator = _MICRO_COUNTS[name]
+            kept = counts[name] = {}
+            if item[2] is not None:
+                kept[numerator] = item[2]
+            if item[3] is not None:
+                kept[denominator] = item[3]
     document: dict[str, Any] = {"id": entry.id, "dataset": entry.dataset, "engine": entry.engine,
                                 "outcome": entry.outcome, "metrics": metrics, "counts": counts}
     if summary.cached is not None:
