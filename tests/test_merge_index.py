@@ -247,3 +247,45 @@ def test_the_plugin_s_spooled_documents_give_the_entries_of_their_documents(tmp_
     assert indexed_parts(Path(path).read_bytes(), json.dumps(documents_placeholder())) is not None
     assert isinstance(load_shard(path)["documents"], VerbatimDocuments)
     assert _merged([path], tmp_path / "run.json") == _merged_in_full([path])
+
+
+def _with_digest_recomputed(path: str) -> None:
+    """The file's digest made to match what it now holds (what no edit by hand does)."""
+    import hashlib
+
+    data = Path(path).read_bytes()
+    start = data.index(b'\n"documents": [') + len(b'\n"documents": [')
+    end = data.rindex(b'], "sha256": "') + 1
+    digest = hashlib.sha256(data[start:end]).hexdigest().encode("ascii")
+    Path(path).write_bytes(data[:end + len(b', "sha256": "')] + digest + b'"}}\n')
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('"ned": 0.01}', '"ned": "0.01"}'),  # a value of another type
+    ('"outcome": "passed"', '"outcome": "maybe"'),
+    ('"truncated": false', '"truncated": null'),
+    ('"cached": false', '"cached": false, "x": 1'),  # a key no entry has
+    ('{"id": "doc_001.png"', '7, {"id": "doc_001.png"'),  # an entry that is no object
+    ('"metrics": {"cer": 0.03,', '"metrics": {"cer": NaN,'),  # refused by every reader, as before
+    ('"tags": ["receipt", "batch-1"]}\n]', '"tags": ["receipt", "batch-1"]},\nnull\n]'),  # one entry too many
+])
+def test_an_index_of_the_wrong_shape_is_not_read_even_with_its_digest_recomputed(
+        old: str, new: str, tmp_path: Path) -> None:
+    """Hostile: an index changed and its digest recomputed to match. An entry that is not what ``merge_entry``
+    makes, or an index that does not have one entry per line, is not read: the file is read as before."""
+    path = _write(tmp_path / "shard.json", _shard(_documents()))
+    _edited(path, old, new, after=f'"{INDEX_KEY}"')
+    _with_digest_recomputed(path)
+    parts = indexed_parts(Path(path).read_bytes(), json.dumps(documents_placeholder()))
+    assert (parts is None) is (new.endswith("null\n]"))  # the lines counted by the entries: not there
+    if "NaN" in new:
+        with pytest.raises(RunFileError) as shard_error:
+            load_shard(path)
+        with pytest.raises(RunFileError) as full:
+            load_run(path, schema=False)
+        assert str(shard_error.value) == str(full.value) and "holds NaN at merge_index/documents/1" in str(full.value)
+        return
+    shard = load_shard(path)
+    assert isinstance(shard["documents"], VerbatimDocuments)
+    assert all("elapsed_s" in head for head in shard["documents"].heads())  # every line read as text, not indexed
+    assert _merged([path], tmp_path / "run.json") == _merged_in_full([path])

@@ -225,8 +225,8 @@ def _kept_run(outside: str, lines: Sequence[str | bytes], index: list[Any] | Non
         for position, (_, head) in enumerate(documents.entries):
             if index is None or index[position] is None:
                 _document(head, ("documents", position))
-            elif not _plain_entry(head):  # the usual entry, told apart cheaply; any other checked in full
-                _document(head, ("documents", position), _ENTRY_REQUIRED)
+            elif not _plain_entry(head):  # not what merge_entry writes: the index is not the writer's
+                return None
     except _Problem:
         return None
     run["documents"] = documents
@@ -238,8 +238,9 @@ _OUTCOME_SET = frozenset(("passed", "failed", "error", "skipped", "filtered"))
 
 
 def _plain_entry(entry: dict[str, Any]) -> bool:
-    """Whether a merge index's ``entry`` is of the usual shape, every value of its type (what :func:`_document`
-    accepts), told in a few C-level passes; False sends it to :func:`_document`."""
+    """Whether ``entry`` is what a merge index holds for a document
+    (:func:`~pytest_ocrmetrics.runfile.merge_index.merge_entry`): its keys, each value of its type (what
+    :func:`_document` accepts of them), told in a few C-level passes per entry."""
     try:
         if not (type(entry["id"]) is str and type(entry["dataset"]) is str and type(entry["engine"]) is str
                 and type(entry["outcome"]) is str and entry["outcome"] in _OUTCOME_SET):
@@ -371,12 +372,10 @@ def _numbers(value: Any, path: tuple[Any, ...]) -> None:
 
 
 _REQUIRED = ("id", "dataset", "engine", "outcome", "metrics", "counts", "elapsed_s")
-# what an entry of a shard's merge index holds of its document (runfile/merge_index.merge_entry)
-_ENTRY_REQUIRED = _REQUIRED[:-1]
 
 
-def _document(doc: Any, path: tuple[Any, ...], required: tuple[str, ...] = _REQUIRED) -> None:
-    doc = _object(doc, path, required)
+def _document(doc: Any, path: tuple[Any, ...]) -> None:
+    doc = _object(doc, path, _REQUIRED)
     for key in ("id", "dataset", "engine"):
         _string(doc[key], path + (key,))
     if doc["outcome"] not in _OUTCOMES or type(doc["outcome"]) is not str:
@@ -384,9 +383,8 @@ def _document(doc: Any, path: tuple[Any, ...], required: tuple[str, ...] = _REQU
     _numbers(doc["metrics"], path + ("metrics",))
     for metric, entry in _object(doc["counts"], path + ("counts",)).items():
         _numbers(entry, path + ("counts", metric))
-    if "elapsed_s" in doc:
-        _number(doc["elapsed_s"], path + ("elapsed_s",), 0)
-    if len(doc) == len(required):
+    _number(doc["elapsed_s"], path + ("elapsed_s",), 0)
+    if len(doc) == 7:
         return
     get = doc.get
     for key in ("message", "image", "reference", "hypothesis"):
