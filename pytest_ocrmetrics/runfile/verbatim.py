@@ -19,6 +19,11 @@ would give that very text (a *canonical* line):
 A line that fails is not guessed at: the whole shard is then read the usual way
 (:func:`~pytest_ocrmetrics.runfile.read.load_run`), so its documents, and any error message, are those of a shard
 read in full. A file in another layout (another writer, edited by hand, pretty-printed) is read the usual way too.
+
+A shard's file that ends with a matching merge index (:mod:`~pytest_ocrmetrics.runfile.merge_index`, what
+``pytest --ocr-shard`` writes) is not checked here line by line: its lines are the writer's by their digest, kept as
+their UTF-8 bytes, and what the merge reads of each is its entry in the index. Only a line whose entry is null is
+checked and decoded as above.
 """
 
 from __future__ import annotations
