@@ -96,8 +96,23 @@ def test_the_index_is_read_instead_of_the_lines_and_the_merged_file_is_the_same(
         merge_entry(doc) for k in (1, 2, 3) for doc in load_run(paths[k - 1], schema=False)["documents"]]
     assert all(INDEX_KEY not in shard for shard in shards)
     assert _merged(paths, tmp_path / "run.json") == _merged_in_full(paths)
-    # the documents themselves are the lines (for reports and compare)
+    # the lines are kept as their bytes: the whole text (dump_run) decodes them, the documents are the lines
+    merged = merge_runs([(repr(path), shard) for path, shard in zip(paths, shards)])
+    assert any(isinstance(text, bytes) for text, _ in merged["documents"].entries)
+    assert _without_created(dump_run(sanitize_run(merged))) == _merged_in_full(paths)
     assert list(shards[0]["documents"]) == load_run(paths[0], schema=False)["documents"]
+
+
+def test_a_line_the_file_writer_cleans_does_not_match_and_is_read_as_before(tmp_path: Path) -> None:
+    """A run written without its sanitising pass, holding a lone surrogate: the file writer replaces it, after the
+    digest was taken of the text as it was; the file does not match its index, and is read as before."""
+    documents = _documents(4)
+    documents[1]["reference"] = "TOTAL \ud800 1.50"
+    path = tmp_path / "shard.json"
+    write_lines_atomic(path, run_lines(_shard(documents)))  # (not sanitised first, as the plugin does)
+    assert "\ufffd" in path.read_text(encoding="utf-8")
+    assert indexed_parts(path.read_bytes(), json.dumps(documents_placeholder())) is None
+    assert _merged([str(path)], tmp_path / "run.json") == _merged_in_full([str(path)])
 
 
 def _edited(path: str, old: str, new: str, *, after: str = "") -> None:
@@ -240,7 +255,12 @@ def test_the_plugin_s_spooled_documents_give_the_entries_of_their_documents(tmp_
     results.add({**_record("g.png", "t::g"), "metrics": {}, "counts": {}}, "error", "engine failed")
     documents = results.documents()
     assert list(documents.merge_entries()) == [merge_entry(doc) for doc in documents]
-    assert sum(entry is None for entry in documents.merge_entries()) == 2  # the facts and the replaced characters
+    assert [entry is None for entry in documents.merge_entries()] == [
+        False, False, False, False, True, True, False]  # the merged document's from itself; facts; replaced
+    odd = RunResults()  # null where a list or an object belongs (no run file holds it: the merge refuses it)
+    odd.add(_record("h.png", "t::h", tags=None), "passed")
+    odd.add(_record("i.png", "t::i", details=None), "passed")
+    assert list(odd.documents().merge_entries()) == [None, None] == [merge_entry(d) for d in odd.documents()]
     run = results.to_run(plugin_version="0", pytest_version="0", shard={"index": 1, "count": 1},
                          bootstrap={"seed": 3, "resamples": 100})
     path = _write(tmp_path / "shard.json", run)

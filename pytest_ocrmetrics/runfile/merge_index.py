@@ -21,7 +21,7 @@ the documents (:func:`index_pieces`, from :func:`~pytest_ocrmetrics.reporting.fi
 - ``sha256`` is the SHA-256 of the file's UTF-8 bytes from just after ``"documents": [`` to the end of the index's
   own ``documents`` array: the document lines, and the entries, exactly as written.
 
-The merge (:func:`verified_region`) recomputes the digest over the same bytes: when it matches, every line is the
+The merge (:func:`indexed_parts`) recomputes the digest over the same bytes: when it matches, every line is the
 text the run-file writer wrote for its document (the text a full reading writes again, as every line the writer
 writes is) and every entry is what the writer took from that document, so a line is copied and its entry read in
 place of the line. A file with anything else there (a line edited by hand, an entry changed, another writer's

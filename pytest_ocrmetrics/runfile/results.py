@@ -274,12 +274,12 @@ def _indexable(rec: Mapping[str, Any], counts: Mapping[str, Any], tags: Any) -> 
     """Whether a shard's merge index can describe ``rec`` from its summary values and tags (what
     :func:`~pytest_ocrmetrics.runfile.merge_index.merge_entry` gives an entry for, the sign of its counts aside: the
     plugin's metrics count nothing below zero); a few C-level tests per record."""
-    details = rec.get("details")
+    details = rec.get("details", {})
     return (type(rec.get("id")) is str and type(rec.get("dataset")) is str and type(rec.get("engine")) is str
             and "replaced_characters" not in rec and type(rec.get("cached", False)) is bool
-            and type(rec.get("truncated", False)) is bool and (details is None or (
-                type(details) is dict and "facts" not in details)) and (tags is None or (
-                    type(tags) is list and set(map(type, tags)) <= {str})) and set(map(type, counts.values())) <= {dict})
+            and type(rec.get("truncated", False)) is bool and type(details) is dict and "facts" not in details
+            and ("tags" not in rec or (type(tags) is list and set(map(type, tags)) <= {str}))
+            and set(map(type, counts.values())) <= {dict})
 
 
 # metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)
