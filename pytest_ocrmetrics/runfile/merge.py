@@ -43,9 +43,10 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Run:
     ``name`` is how messages call the file.
 
     Documents read as their text (a shard's :class:`~pytest_ocrmetrics.runfile.verbatim.VerbatimDocuments`) are
-    checked, counted and summarised from what was decoded of them, and the merged run's ``documents`` keep them as
-    text (a ``VerbatimDocuments``), so that the run file written from it copies each one; the file written is the
-    same, byte for byte, as from the shards read in full (then ``documents`` is a list, as before).
+    checked, counted and summarised from what was decoded of them, or from their entry in the shard's merge index
+    (:mod:`~pytest_ocrmetrics.runfile.merge_index`), and the merged run's ``documents`` keep them as text (a
+    ``VerbatimDocuments``), so that the run file written from it copies each one; the file written is the same, byte
+    for byte, as from the shards read in full (then ``documents`` is a list, as before).
 
     The result has no ``shard`` and no ``baseline`` entry (a baseline is compared after the merge), ``interrupted``
     when any shard was, ``replaced_characters`` and ``unchecked_thresholds`` summed, skipped entries and collection

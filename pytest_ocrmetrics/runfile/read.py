@@ -214,9 +214,9 @@ def _kept_run(outside: str, lines: Sequence[str | bytes], index: list[Any] | Non
     run = decode_finite(outside)
     if type(run) is not dict or run.get("documents") != documents_placeholder():
         return None  # not JSON, NaN, or the array cut out was not the run's documents
-    run.pop(INDEX_KEY, None)  # an index whose digest does not match is not read (nor kept)
     if (index is not None and len(index) != len(lines)) or _first_non_finite(run) is not None:
-        return None  # 1e999 (the decoding refused NaN and Infinity)
+        return None  # 1e999 (the decoding refused NaN and Infinity), in an index that does not match too
+    run.pop(INDEX_KEY, None)  # an index whose digest does not match is not read (nor kept)
     documents = read_lines(lines, index)
     if documents is None:
         return None
@@ -248,10 +248,13 @@ def _plain_entry(entry: dict[str, Any]) -> bool:
         metrics, counts = entry["metrics"], entry["counts"]
     except (KeyError, TypeError):
         return False
-    if type(metrics) is not dict or type(counts) is not dict or not set(map(type, metrics.values())) <= _NUMBER_TYPES:
+    # (a sum is finite only when every number is: 1e999 decodes to infinity, which merge_entry never writes)
+    if (type(metrics) is not dict or type(counts) is not dict or not set(map(type, metrics.values())) <= _NUMBER_TYPES
+            or not math.isfinite(sum(metrics.values()))):
         return False
     for numbers in counts.values():
-        if type(numbers) is not dict or not set(map(type, numbers.values())) <= _NUMBER_TYPES:
+        if (type(numbers) is not dict or not set(map(type, numbers.values())) <= _NUMBER_TYPES
+                or not math.isfinite(sum(numbers.values()))):
             return False
     others = len(entry) - 6
     for key in ("cached", "truncated"):
