@@ -4,8 +4,9 @@ The run is the plugin's run file of the **real-output suite** of ``bench_plugin.
 with Tesseract's outputs, cycled to ``--documents``): made once with the plugin (replay engine, default metrics) and
 kept (``--run`` reuses a run file). Its documents are split into ``--shards`` shard files exactly as
 ``--ocr-shard=K/N`` splits them (``sharding.shard_index``), each a run file with its ``shard`` entry, written as the
-plugin writes its run file (one document per line: the merge copies those lines instead of decoding and encoding
-every document again, see ``runfile/verbatim.py``).
+plugin writes its run file (one document per line, then the merge index with the digest of the lines: the merge
+copies the lines and reads the index instead of decoding them, see ``runfile/merge_index.py``); and a second set
+without the index, as older versions wrote them (each line checked as text, see ``runfile/verbatim.py``).
 
 Each round times, interleaved (so a noisy neighbour slows all alike), in this process, in CPU time of the process
 (``time.process_time``: the work runs in one thread, and CPU time is much steadier than wall time on a shared
@@ -14,9 +15,11 @@ machine):
 - **report writing**: what the plugin does at the end of the unsharded session to write its run file (the
   documents already added to a ``RunResults``, untimed): ``to_run`` (summary with bootstrap intervals, facts),
   ``sanitize_run`` and the streamed JSON write;
+- **shard writing**: the same, for a run that is one shard (``--ocr-shard=1/1``): what the merge index adds to a
+  shard's session end;
 - **merge**: ``ocrmetrics merge shard-*.json -o merged.json`` (the CLI in-process: read, check, merge, recompute the
-  summary, write), by default (the structure check) and with ``--validate`` (the full JSON schema: the behaviour
-  before issue 21);
+  summary, write), by default (the structure check), of the shard files without their index, and with
+  ``--validate`` (the full JSON schema: the behaviour before issue 21);
 - **compare**: ``ocrmetrics compare run.json run.json``, by default and with ``--validate``.
 
 Prints the medians, the ratios to the report writing (target: merge <= 1.5x) with the spread of the rounds' own
@@ -74,21 +77,26 @@ def make_run(root: Path, documents: int, cache_dir: Path) -> Path:
     return path
 
 
-def split(run: dict[str, Any], count: int, folder: Path) -> list[str]:
+def split(run: dict[str, Any], count: int, folder: Path, *, index: bool = True) -> list[str]:
     """``run``'s documents as ``count`` shard files (as ``--ocr-shard=K/count`` splits them), each written as the
-    plugin writes its run file (``run_lines``: one document per line, the layout the merge copies documents from)."""
+    plugin writes its run file (``run_lines``: one document per line, the layout the merge copies documents from,
+    then the merge index); ``index=False``: without the index, as before it (``folder/old-shard-K.json``)."""
     paths = []
     for k in range(1, count + 1):
         shard = {**run, "documents": [d for d in run["documents"] if shard_index(d["dataset"], d["id"], count) == k],
                  "shard": {"index": k, "count": count}}
-        path = folder / f"shard-{k}.json"
+        path = folder / f"{'' if index else 'old-'}shard-{k}.json"
         write_lines_atomic(path, run_lines(shard))
+        if not index:
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text[:text.rindex(',\n"merge_index": {')] + "}\n", encoding="utf-8")
         paths.append(str(path))
     return paths
 
 
-def report_writer(run: dict[str, Any], out: Path) -> Callable[[], None]:
-    """The plugin's session-end run-file writing for ``run``'s documents (added to a ``RunResults`` beforehand)."""
+def report_writer(run: dict[str, Any], out: Path, *, shard: bool = False) -> Callable[[], None]:
+    """The plugin's session-end run-file writing for ``run``'s documents (added to a ``RunResults`` beforehand);
+    ``shard``: of a run that is shard 1 of 1 (its file ends with the merge index)."""
     results = RunResults(normalization=run["normalization"], seed=run.get("bootstrap", {}).get("seed", 0))
     for doc in run["documents"]:
         record = {k: v for k, v in doc.items() if k != "tests"}
@@ -97,7 +105,8 @@ def report_writer(run: dict[str, Any], out: Path) -> Callable[[], None]:
     resamples = run.get("bootstrap", {}).get("resamples", 1000)
 
     def write() -> None:
-        written = results.to_run(plugin_version=__version__, pytest_version="bench", resamples=resamples)
+        written = results.to_run(plugin_version=__version__, pytest_version="bench", resamples=resamples,
+                                 shard={"index": 1, "count": 1} if shard else None)
         written["bootstrap"] = {"seed": results.seed, "resamples": resamples}
         write_lines_atomic(out, run_lines(sanitize_run(written)))
 
@@ -142,10 +151,13 @@ def main() -> None:
         full = root / "unsharded.json"
         full.write_text(json.dumps(run, ensure_ascii=False), encoding="utf-8")
         shards = split(run, options.shards, root)
+        old_shards = split(run, options.shards, root, index=False)
         out = root / "merged.json"
         tasks: dict[str, Callable[[], None]] = {
             "report writing": report_writer(run, root / "written.json"),
+            "shard writing": report_writer(run, root / "written-shard.json", shard=True),
             "merge": command("merge", *shards, "-o", str(out)),
+            "merge, shards without the index": command("merge", *old_shards, "-o", str(root / "merged-old.json")),
             "compare": command("compare", str(full), str(full)),
         }
         slow = {"merge --validate": command("merge", *shards, "-o", str(out), "--validate"),
@@ -159,16 +171,20 @@ def main() -> None:
                   file=sys.stderr, flush=True)
         merged = json.loads(out.read_text(encoding="utf-8"))
         assert len(merged["documents"]) == len(run["documents"]), "the merge lost documents"
+        old = (root / "merged-old.json").read_text(encoding="utf-8").split("\n", 2)[2]
+        assert out.read_text(encoding="utf-8").split("\n", 2)[2] == old, "the merges differ (their created aside)"
         size = sum(Path(p).stat().st_size for p in shards) / 2**20
     writing = times["report writing"]
     print(f"`python benchmarks/bench_merge.py --documents {options.documents} --shards {options.shards} "
           f"--repeat {options.repeat} --validate-rounds {options.validate_rounds}`: Python "
           f"{platform.python_version()}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"{len(run['documents']):,} documents of the real-output suite in {options.shards} shard files "
-          f"({size:.0f} MB, written as the plugin writes them); in-process CPU times (`process_time`), median of "
+          f"({size:.0f} MB, written as the plugin writes them, with their merge index; and the same files without "
+          f"it, as older versions wrote them); in-process CPU times (`process_time`), median of "
           f"{options.repeat} interleaved rounds ({min(options.validate_rounds, options.repeat)} with `--validate`). "
           f"*Report writing* is what the plugin does at the end of the unsharded session to write its run file "
-          f"(summary with bootstrap intervals, sanitising, the streamed JSON).")
+          f"(summary with bootstrap intervals, sanitising, the streamed JSON); *shard writing* the same for a run "
+          f"that is one shard (its file ends with the merge index).")
     print()
     print("| step | median (s) | / report writing | spread of the rounds' ratios | target |")
     print("|---|---|---|---|---|")

@@ -1,8 +1,11 @@
-"""``ocrmetrics merge`` copying the shards' document lines (``runfile/verbatim.py``, ``read.load_shard``).
+"""``ocrmetrics merge`` copying the shards' document lines (``runfile/verbatim.py``, ``runfile/merge_index.py``,
+``read.load_shard``).
 
 The oracle is the merge as it was before: every shard decoded in full (``load_run``), merged and sanitised, every
 document encoded again. The merged run file must be that text byte for byte (``created`` aside) whether a shard's
 documents were copied as text or not, and a line the run-file writer would write differently must not be copied.
+Every test runs on shard files written with their merge index (the lines read from the index when its digest
+matches, else checked as text) and as they were written before it (each line checked as text).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 from ocr_run_factory import make_doc, make_run
@@ -42,6 +45,14 @@ def _documents(n: int = 12) -> list[dict[str, Any]]:
     return docs
 
 
+@pytest.fixture(autouse=True, params=["with the merge index", "before the merge index"])
+def plugin_writer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """How :func:`_as_the_plugin_writes` writes a shard's run file in this test: as now, or as before the index."""
+    _WRITER[0] = _with_index if request.param == "with the merge index" else _as_before_the_index
+    yield
+    _WRITER[0] = _with_index
+
+
 def _write_shards(folder: Path, documents: list[dict[str, Any]], count: int = 3,
                   write: Callable[[Path, dict[str, Any]], None] | None = None) -> list[str]:
     """The shards' run files, written as ``pytest --ocr-shard=K/count --ocr-json`` writes them (``run_lines``)."""
@@ -57,7 +68,27 @@ def _write_shards(folder: Path, documents: list[dict[str, Any]], count: int = 3,
 
 
 def _as_the_plugin_writes(path: Path, run: dict[str, Any]) -> None:
+    """As the plugin writes a run file (with its merge index when it is a shard's), or as it did before the index
+    (the test's ``plugin_writer``)."""
+    _WRITER[0](path, run)
+
+
+def _with_index(path: Path, run: dict[str, Any]) -> None:
     write_lines_atomic(path, run_lines(sanitize_run(run)))
+
+
+def _as_before_the_index(path: Path, run: dict[str, Any]) -> None:
+    """As the plugin wrote a shard's run file before its merge index (``runfile/merge_index.py``): each line is
+    checked as text (``runfile/verbatim.py``)."""
+    _with_index(path, run)
+    if "shard" not in run:
+        return
+    text = path.read_text(encoding="utf-8")
+    cut = text.rindex(',\n"merge_index": {')
+    path.write_text(text[:cut] + "}\n", encoding="utf-8")
+
+
+_WRITER: list[Callable[[Path, dict[str, Any]], None]] = [_with_index]
 
 
 def _without_created(text: str) -> str:
@@ -142,7 +173,7 @@ def test_a_key_of_the_same_name_inside_another_value_is_not_taken_for_the_docume
         rest = {k: v for k, v in doc.items() if k not in ("details",)}
         doc.clear()
         doc.update({"id": rest.pop("id"), "details": details, **rest})
-    paths = _write_shards(tmp_path, documents, count=1)
+    paths = _write_shards(tmp_path, documents, count=1, write=_as_before_the_index)
     shard = load_shard(paths[0])
     assert isinstance(shard["documents"], VerbatimDocuments)
     assert [head["details"] for head in shard["documents"].heads()] == [
@@ -253,7 +284,8 @@ def test_verbatim_documents_are_a_sequence_of_the_documents(tmp_path: Path) -> N
     documents[0]["id"] = "changed"  # each access decodes afresh: the documents cannot be changed through it
     assert documents[0]["id"] == "doc_000.png"
     assert all("confusions" not in head and "reference" not in head for head in documents.heads())
-    assert list(documents.json_texts(lambda document: "unused")) == [
+    texts = documents.json_texts(lambda document: "unused")  # the lines of a shard whose merge index matched: bytes
+    assert [text if isinstance(text, str) else text.decode("utf-8") for text in texts] == [
         json.dumps(document, ensure_ascii=False) for document in full]
 
 

@@ -206,9 +206,10 @@ def xml_safe(text: str) -> str:
     return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", lambda m: f"#x{ord(m.group()):02X}", text)
 
 
-def write_lines_atomic(path: str | Path, lines: Iterable[str]) -> Path:
+def write_lines_atomic(path: str | Path, lines: Iterable[str | bytes]) -> Path:
     """:func:`write_text_atomic` for text produced piece by piece (a run file with many documents): each piece is
-    cleaned and written as it comes, so the whole text is never held in memory. Same guarantees."""
+    cleaned and written as it comes, so the whole text is never held in memory. Same guarantees. A piece given as
+    bytes is UTF-8 text known to be clean (a run file's line copied by ``ocrmetrics merge``): written as it is."""
     return _write_atomic(path, lines)
 
 
@@ -255,7 +256,7 @@ def report_target(path: str | Path) -> Path:
     return target
 
 
-def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
+def _write_atomic(path: str | Path, pieces: Iterable[str | bytes]) -> Path:
     """Write ``pieces`` to a temporary file next to the file ``path`` names (through a symbolic link: the link is
     kept, its target replaced) and rename it over that file; ``path`` is returned as given."""
     given = Path(path)
@@ -274,6 +275,9 @@ def _write_atomic(path: str | Path, pieces: Iterable[str]) -> Path:
     try:
         with os.fdopen(handle, "wb") as stream:
             for piece in pieces:
+                if isinstance(piece, bytes):
+                    stream.write(piece)
+                    continue
                 data = clean_utf8(piece)  # the bytes of the usual piece, encoded once
                 stream.write(data if data is not None else clean_text(piece)[0].encode("utf-8"))
         os.chmod(temporary, mode)

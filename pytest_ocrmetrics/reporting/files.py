@@ -3,6 +3,7 @@ written atomically, none stopping the others (:func:`write_reports`)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
@@ -20,11 +21,17 @@ def dump_run(run: Mapping[str, Any]) -> str:
     slower on large runs). NaN and infinity are refused, as the schema requires. :func:`run_lines` gives the same
     text piece by piece (what the plugin writes, so a large run is never held as one string).
     """
-    return "".join(run_lines(run))
+    return "".join(piece if isinstance(piece, str) else piece.decode("utf-8") for piece in run_lines(run))
 
 
-def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
-    """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time.
+def run_lines(run: Mapping[str, Any]) -> Iterator[str | bytes]:
+    """The text of :func:`dump_run`, one document (or summary row, or top-level member) at a time; a piece is the
+    UTF-8 bytes of its text where the documents kept them (a shard's lines copied by ``ocrmetrics merge``).
+
+    A shard's run file (one with a ``shard`` entry) ends with its merge index, after the documents: what
+    ``ocrmetrics merge`` reads of each document and a digest of the document lines
+    (:mod:`~pytest_ocrmetrics.runfile.merge_index`); any ``merge_index`` the run holds is left out (it described the
+    documents as they were written before).
 
     >>> "".join(run_lines({"schema": "s", "documents": [{"id": "a"}, {"id": "b"}]}))
     '{"schema": "s",\\n"documents": [\\n{"id": "a"},\\n{"id": "b"}\\n]}\\n'
@@ -33,24 +40,50 @@ def run_lines(run: Mapping[str, Any]) -> Iterator[str]:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
     listed = ("summary", "documents", "facts")  # one line per row
-    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items() if key not in listed]
+    indexed = "shard" in run and "documents" in run
+    members = [f"{encode(key)}: {encode(value)}" for key, value in run.items()
+               if key not in listed and key != _INDEX_KEY]
     lists = [key for key in listed if key in run]
     yield "{" + ",\n".join(members)
     first = not members
+    digest = None
     for key in lists:
-        yield ("" if first else ",\n") + f"{encode(key)}: ["
+        opening = ("" if first else ",\n") + f"{encode(key)}: ["
         first = False
-        json_texts = getattr(run[key], "json_texts", None)  # spooled documents: most are written without decoding
-        texts = json_texts(encode) if callable(json_texts) else map(encode, run[key])
-        text = next(texts, None)
-        if text is None:
-            yield "]"
-            continue
-        yield "\n" + text
-        for text in texts:
-            yield ",\n" + text
-        yield "\n]"
+        pieces: Iterator[str | bytes] = _list_pieces(run[key], encode)
+        if digest is None:
+            yield opening
+            if indexed and key == "documents":  # the digest covers what follows the documents' "["
+                from pytest_ocrmetrics.runfile import merge_index
+
+                digest = merge_index.new_digest()
+                pieces = merge_index.hashed(pieces, digest)
+        else:  # a list after the documents: the digest covers it
+            pieces = merge_index.hashed(itertools.chain((opening,), pieces), digest)
+        yield from pieces
+    if digest is not None:
+        entries = merge_index.index_pieces(merge_index.index_entries(run["documents"]))
+        yield from merge_index.hashed(entries, digest)
+        yield merge_index.index_close(digest)
     yield "}\n"
+
+
+_INDEX_KEY = "merge_index"  # runfile.merge_index.INDEX_KEY (not imported for a run file without it)
+
+
+def _list_pieces(values: Any, encode: Any) -> Iterator[str | bytes]:
+    """A listed member's text after its ``[``: one value per line, then ``]`` (a value kept as bytes, with its
+    separator in bytes)."""
+    json_texts = getattr(values, "json_texts", None)  # spooled documents: most are written without decoding
+    texts = json_texts(encode) if callable(json_texts) else map(encode, values)
+    text = next(texts, None)
+    if text is None:
+        yield "]"
+        return
+    yield (b"\n" if isinstance(text, bytes) else "\n") + text
+    for text in texts:
+        yield (b",\n" if isinstance(text, bytes) else ",\n") + text
+    yield "\n]"
 
 
 class ReportError(Exception):

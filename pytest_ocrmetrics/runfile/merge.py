@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.metrics.registry import METRICS
+from pytest_ocrmetrics.runfile.merge_index import micro_counts
 from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
 from pytest_ocrmetrics.runfile.read import SCORED_OUTCOMES
 from pytest_ocrmetrics.runfile.record import Run, build_merged_run
@@ -43,9 +43,10 @@ def merge_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> Run:
     ``name`` is how messages call the file.
 
     Documents read as their text (a shard's :class:`~pytest_ocrmetrics.runfile.verbatim.VerbatimDocuments`) are
-    checked, counted and summarised from what was decoded of them, and the merged run's ``documents`` keep them as
-    text (a ``VerbatimDocuments``), so that the run file written from it copies each one; the file written is the
-    same, byte for byte, as from the shards read in full (then ``documents`` is a list, as before).
+    checked, counted and summarised from what was decoded of them, or from their entry in the shard's merge index
+    (:mod:`~pytest_ocrmetrics.runfile.merge_index`), and the merged run's ``documents`` keep them as text (a
+    ``VerbatimDocuments``), so that the run file written from it copies each one; the file written is the same, byte
+    for byte, as from the shards read in full (then ``documents`` is a list, as before).
 
     The result has no ``shard`` and no ``baseline`` entry (a baseline is compared after the merge), ``interrupted``
     when any shard was, ``replaced_characters`` and ``unchecked_thresholds`` summed, skipped entries and collection
@@ -98,7 +99,7 @@ def _documents(run: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     return documents.heads() if isinstance(documents, VerbatimDocuments) else documents
 
 
-def _written_documents(entries: list[tuple[str | None, dict[str, Any]]], replaced: int) -> Sequence[dict[str, Any]]:
+def _written_documents(entries: list[tuple[str | bytes | None, dict[str, Any]]], replaced: int) -> Sequence[dict[str, Any]]:
     """The merged run's ``documents``: a list when no shard's documents were kept as text (every document read in
     full, as before); else a :class:`VerbatimDocuments` that the run-file writer copies.
 
@@ -134,12 +135,12 @@ def _check_same_settings(runs: Sequence[tuple[str, Mapping[str, Any]]], normaliz
 
 
 def _merged_documents(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[
-        list[tuple[str | None, dict[str, Any]]], dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
+        list[tuple[str | bytes | None, dict[str, Any]]], dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]]]:
     """Every shard's documents in the plugin's order as ``(text, document)`` (``text`` None for a document read in
     full; else ``document`` is what was decoded of it), a document in two shards a :class:`MergeError`, and the
     skipped entries and collection errors, each listed once."""
     owner: dict[tuple[str, str, str], str] = {}
-    entries: list[tuple[str | None, dict[str, Any]]] = []
+    entries: list[tuple[str | bytes | None, dict[str, Any]]] = []
     skipped: dict[tuple[str, str], dict[str, Any]] = {}
     errors: dict[str, dict[str, Any]] = {}
     for name, run in runs:
@@ -227,7 +228,7 @@ def _check_counts(name: str, run: Mapping[str, Any]) -> None:
     """Every document's counts are what a run writes: none negative (a negative error count makes the merged micro
     average smaller, even negative, and a gate pass), and a scored micro-averaged metric with its numerator and
     denominator (the summary sums them; without them it cannot be computed)."""
-    micro = _micro_counts()
+    micro = micro_counts()
     for doc in _documents(run):
         counts = doc.get("counts") or {}
         for metric, entry in counts.items():
@@ -249,18 +250,14 @@ def _check_counts(name: str, run: Mapping[str, Any]) -> None:
             if keys is None:
                 continue
             entry = counts.get(metric) or {}
+            if keys[0] in entry and keys[1] in entry:  # the usual case
+                continue
             lacking = [key for key in keys if key not in entry]
             if lacking:
                 raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has {metric} "
                                  f"without its counts ({' and '.join(f'counts/{metric}/{key}' for key in lacking)} "
                                  f"missing): the merged micro average sums them over the documents; write that "
                                  f"shard's run file again with pytest --ocr-json=PATH")
-
-
-def _micro_counts() -> dict[str, tuple[str, str]]:
-    """Each micro-averaged metric's (numerator, denominator) count names: what a document with it must carry."""
-    return {name: (spec.numerator, spec.denominator) for name, spec in METRICS.items()
-            if spec.aggregation == "micro" and spec.numerator and spec.denominator}
 
 
 def _identity_difference(old: Any, new: Any) -> str:

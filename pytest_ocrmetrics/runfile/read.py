@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 __all__ = ["RunFileError", "load_run", "load_shard", "validate_run", "check_run_structure", "DocumentKey", "doc_key",
            "scored_documents", "SCORED_OUTCOMES"]
@@ -147,6 +147,11 @@ def load_shard(path: str | Path) -> dict[str, Any]:
     (:class:`~pytest_ocrmetrics.runfile.verbatim.VerbatimDocuments`, the usual case for a file ``pytest --ocr-json``
     wrote), so that the merge neither decodes their confusion triples and texts nor encodes them again.
 
+    A shard's file whose merge index matches its digest (:mod:`~pytest_ocrmetrics.runfile.merge_index`: every file
+    ``pytest --ocr-shard`` writes) is cut from its bytes, and what the merge reads of each document is its entry in
+    the index: no line is decoded. Any other file is read as before (each line checked as text, or the whole file
+    decoded), and the index, which then does not match, is dropped.
+
     Args:
         path: the shard's run file.
 
@@ -159,38 +164,109 @@ def load_shard(path: str | Path) -> dict[str, Any]:
         RunFileError: as :func:`load_run`, with the same messages.
     """
     path = Path(path)
+    run = _indexed_run(path)
+    if run is not None:
+        return run
     text = _read_text(path)
     run = _verbatim_run(text)
-    return run if run is not None else _parse_run(text, path, schema=False)
+    if run is None:
+        run = _parse_run(text, path, schema=False)
+        run.pop("merge_index", None)  # (runfile.merge_index.INDEX_KEY) it did not match the documents: not read
+    return run
+
+
+def _indexed_run(path: Path) -> dict[str, Any] | None:
+    """The shard file at ``path`` with its documents kept as text and read from its merge index, when the index's
+    digest matches (:mod:`~pytest_ocrmetrics.runfile.merge_index`) and nothing is wrong with the rest; None
+    otherwise (then the file is read as before, which says what is wrong)."""
+    from pytest_ocrmetrics.runfile.merge_index import indexed_parts
+    from pytest_ocrmetrics.runfile.verbatim import decode_finite, documents_placeholder
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    parts = indexed_parts(data, json.dumps(documents_placeholder()))
+    if parts is None:
+        return None
+    outside, lines, entries = parts
+    index = decode_finite(entries)
+    return _kept_run(outside, lines, index) if type(index) is list else None
 
 
 def _verbatim_run(text: str) -> dict[str, Any] | None:
     """The run file ``text`` with its documents kept as text, when it is in the plugin's layout, every document is
     canonical (see :mod:`~pytest_ocrmetrics.runfile.verbatim`) and nothing is wrong with it; None otherwise (then
     :func:`_parse_run` reads it, and says what is wrong)."""
-    from pytest_ocrmetrics.runfile.verbatim import documents_placeholder, read_lines, split_documents
+    from pytest_ocrmetrics.runfile.verbatim import split_documents
 
     split = split_documents(text)
-    if split is None:
-        return None
-    outside, lines = split
-    try:
-        run = json.loads(outside)
-    except (ValueError, RecursionError):
-        return None
+    return None if split is None else _kept_run(*split)
+
+
+def _kept_run(outside: str, lines: Sequence[str | bytes], index: list[Any] | None = None) -> dict[str, Any] | None:
+    """The run of a file cut into ``outside`` (its text with a placeholder in place of the documents array) and its
+    document ``lines``, each document kept as its text: when every line is canonical or has an entry in ``index``
+    (the entries of the file's merge index, whose digest matched), and nothing is wrong with the rest; else None."""
+    from pytest_ocrmetrics.runfile.merge_index import INDEX_KEY
+    from pytest_ocrmetrics.runfile.verbatim import decode_finite, documents_placeholder, read_lines
+
+    run = decode_finite(outside)
     if type(run) is not dict or run.get("documents") != documents_placeholder():
-        return None  # the array cut out was not the run's documents
-    if _first_non_finite(run) is not None:
-        return None
-    documents = read_lines(lines)
+        return None  # not JSON, NaN, or the array cut out was not the run's documents
+    if (index is not None and len(index) != len(lines)) or _first_non_finite(run) is not None:
+        return None  # 1e999 (the decoding refused NaN and Infinity), in an index that does not match too
+    run.pop(INDEX_KEY, None)  # an index whose digest does not match is not read (nor kept)
+    documents = read_lines(lines, index)
     if documents is None:
         return None
     try:
-        _check_structure({**run, "documents": documents.heads()})
+        _check_structure({**run, "documents": []})
+        for position, (_, head) in enumerate(documents.entries):
+            if index is None or index[position] is None:
+                _document(head, ("documents", position))
+            elif not _plain_entry(head):  # not what merge_entry writes: the index is not the writer's
+                return None
     except _Problem:
         return None
     run["documents"] = documents
     return run
+
+
+_NUMBER_TYPES = frozenset({int, float})
+_OUTCOME_SET = frozenset(("passed", "failed", "error", "skipped", "filtered"))
+
+
+def _plain_entry(entry: dict[str, Any]) -> bool:
+    """Whether ``entry`` is what a merge index holds for a document
+    (:func:`~pytest_ocrmetrics.runfile.merge_index.merge_entry`): its keys, each value of its type (what
+    :func:`_document` accepts of them), told in a few C-level passes per entry."""
+    try:
+        if not (type(entry["id"]) is str and type(entry["dataset"]) is str and type(entry["engine"]) is str
+                and type(entry["outcome"]) is str and entry["outcome"] in _OUTCOME_SET):
+            return False
+        metrics, counts = entry["metrics"], entry["counts"]
+    except (KeyError, TypeError):
+        return False
+    # (a sum is finite only when every number is: 1e999 decodes to infinity, which merge_entry never writes)
+    if (type(metrics) is not dict or type(counts) is not dict or not set(map(type, metrics.values())) <= _NUMBER_TYPES
+            or not math.isfinite(sum(metrics.values()))):
+        return False
+    for numbers in counts.values():
+        if (type(numbers) is not dict or not set(map(type, numbers.values())) <= _NUMBER_TYPES
+                or not math.isfinite(sum(numbers.values()))):
+            return False
+    others = len(entry) - 6
+    for key in ("cached", "truncated"):
+        if key in entry:
+            others -= 1
+            if type(entry[key]) is not bool:
+                return False
+    if "tags" in entry:
+        others -= 1
+        if type(entry["tags"]) is not list or not set(map(type, entry["tags"])) <= {str}:
+            return False
+    return others == 0
 
 
 def _read_text(path: Path) -> str:
@@ -298,8 +374,11 @@ def _numbers(value: Any, path: tuple[Any, ...]) -> None:
             raise _type_error(path + (key,), number, "'number'")
 
 
+_REQUIRED = ("id", "dataset", "engine", "outcome", "metrics", "counts", "elapsed_s")
+
+
 def _document(doc: Any, path: tuple[Any, ...]) -> None:
-    doc = _object(doc, path, ("id", "dataset", "engine", "outcome", "metrics", "counts", "elapsed_s"))
+    doc = _object(doc, path, _REQUIRED)
     for key in ("id", "dataset", "engine"):
         _string(doc[key], path + (key,))
     if doc["outcome"] not in _OUTCOMES or type(doc["outcome"]) is not str:

@@ -183,6 +183,8 @@ class Run(_RunKeys, total=False):
     bootstrap: dict[str, int]
     shard: dict[str, int]
     baseline: dict[str, Any]
+    # in a shard's file only: written last, from its documents, by the run-file writer (runfile/merge_index.py)
+    merge_index: dict[str, Any]
 
 
 _SCHEMA: dict[str, Any] | None = None

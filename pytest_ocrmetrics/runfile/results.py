@@ -48,6 +48,10 @@ class _SummaryValues(NamedTuple):
     cached: Any
     truncated: Any
     values: tuple[tuple[Any, ...], ...]  # (name, value) per metric, (name, value, numerator, denominator) if micro
+    # for a shard's merge index (runfile/merge_index.py): the record's tags (None: it has none), and whether its
+    # entry there is made from these values (:meth:`SpooledDocuments.merge_entries`)
+    tags: Any = None
+    indexable: bool = False
 
 
 class _Entry(NamedTuple):
@@ -141,6 +145,20 @@ class SpooledDocuments(LazyDocuments[list[_Entry]]):
             yield ({"engine": first.engine, "dataset": first.dataset, "outcome": outcome,
                     "cached": first_summary.cached, "truncated": first_summary.truncated}, _values_of(source))
 
+    def merge_entries(self) -> Iterator[dict[str, Any] | None]:
+        """Each document's entry of a shard's merge index
+        (:func:`~pytest_ocrmetrics.runfile.merge_index.merge_entry`), in order: for a document of one record (the
+        usual case) from what the index kept of it, without reading it back; for any other, from the document."""
+        from pytest_ocrmetrics.runfile.merge_index import merge_entry
+
+        for group in self._groups:
+            entry = group[0]
+            summary = entry.summary
+            if len(group) == 1 and entry.plain and summary is not None and summary.indexable:
+                yield _index_entry(entry, summary)
+            else:
+                yield merge_entry(self._document(group))
+
     def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
         """Each document's JSON text, ``encode(document)`` for an ``encode`` with json's default separators and
         ``ensure_ascii=False`` (the run file's, :func:`~pytest_ocrmetrics.reporting.files.run_lines`). A document of one
@@ -182,6 +200,31 @@ def _finished_text(record: Mapping[str, Any], rec: Mapping[str, Any], text: str)
     return clean_utf8(spliced)
 
 
+def _index_entry(entry: _Entry, summary: _SummaryValues) -> dict[str, Any]:
+    """The merge index's entry of a document of one record, from its index entry (``summary.indexable``)."""
+    metrics: dict[str, Any] = {}
+    counts: dict[str, Any] = {}
+    for item in summary.values:
+        name = item[0]
+        metrics[name] = item[1]
+        if len(item) == 4:  # (name, value, numerator, denominator): the counts as far as the record has them
+            numerator, denominator = _MICRO_COUNTS[name]
+            kept = counts[name] = {}
+            if item[2] is not None:
+                kept[numerator] = item[2]
+            if item[3] is not None:
+                kept[denominator] = item[3]
+    document: dict[str, Any] = {"id": entry.id, "dataset": entry.dataset, "engine": entry.engine,
+                                "outcome": entry.outcome, "metrics": metrics, "counts": counts}
+    if summary.cached is not None:
+        document["cached"] = summary.cached
+    if summary.truncated is not None:
+        document["truncated"] = summary.truncated
+    if summary.tags is not None:
+        document["tags"] = list(summary.tags)
+    return document
+
+
 def _summary_of(entry: _Entry) -> _SummaryValues:
     """The entry's summary values (present: :meth:`RunResults.summary` reads the index only when every entry has
     them)."""
@@ -206,6 +249,7 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
     if type(metrics) is not dict or type(counts) is not dict:
         return None
     values: list[tuple[Any, ...]] = []
+    nulls = False  # a micro count that is there but null (not an entry of a merge index)
     for name, value in metrics.items():
         if type(value) not in _PLAIN_NUMBER or type(name) is not str or not name.isascii():
             return None
@@ -222,10 +266,25 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
             if (numerator is not None and type(numerator) not in _PLAIN_NUMBER) or (
                     denominator is not None and type(denominator) not in _PLAIN_NUMBER):
                 return None
+            nulls = nulls or ((numerator is None and micro[0] in c) or (denominator is None and micro[1] in c))
             values.append((name, value, numerator, denominator))
         else:
             values.append((name, value))
-    return _SummaryValues(rec.get("cached"), rec.get("truncated"), tuple(values))
+    tags = rec.get("tags")
+    return _SummaryValues(rec.get("cached"), rec.get("truncated"), tuple(values), tags,
+                          not nulls and _indexable(rec, counts, tags))
+
+
+def _indexable(rec: Mapping[str, Any], counts: Mapping[str, Any], tags: Any) -> bool:
+    """Whether a shard's merge index can describe ``rec`` from its summary values and tags (what
+    :func:`~pytest_ocrmetrics.runfile.merge_index.merge_entry` gives an entry for, the sign of its counts aside: the
+    plugin's metrics count nothing below zero); a few C-level tests per record."""
+    details = rec.get("details", {})
+    return (type(rec.get("id")) is str and type(rec.get("dataset")) is str and type(rec.get("engine")) is str
+            and "replaced_characters" not in rec and type(rec.get("cached", False)) is bool
+            and type(rec.get("truncated", False)) is bool and type(details) is dict and "facts" not in details
+            and ("tags" not in rec or (type(tags) is list and set(map(type, tags)) <= {str}))
+            and set(map(type, counts.values())) <= {dict})
 
 
 # metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)
@@ -533,10 +592,16 @@ def add_to_accumulators(accumulators: dict[str, MetricAccumulator], record: Mapp
     """Feed one document's metrics (with their counts, for micro averages) into per-metric accumulators."""
     counts = record.get("counts") or {}
     for name, value in (record.get("metrics") or {}).items():
-        spec = METRICS.get(name)
-        acc = _accumulator(accumulators, name)
-        if spec is not None and spec.aggregation == "micro" and name in counts:
+        micro = _MICRO_COUNTS.get(name)
+        if micro is None:  # each metric's registry entry looked up once (this runs per metric of every document)
+            spec = METRICS.get(name)
+            micro = _MICRO_COUNTS[name] = ((spec.numerator, spec.denominator)
+                                           if spec is not None and spec.aggregation == "micro" else ())
+        acc = accumulators.get(name)
+        if acc is None:
+            acc = accumulators[name] = MetricAccumulator(name)
+        if micro and name in counts:
             c = counts[name]
-            acc.add(value, c.get(spec.numerator), c.get(spec.denominator))
+            acc.add(value, c.get(micro[0]), c.get(micro[1]))
         else:
             acc.add(value)

@@ -19,6 +19,11 @@ would give that very text (a *canonical* line):
 A line that fails is not guessed at: the whole shard is then read the usual way
 (:func:`~pytest_ocrmetrics.runfile.read.load_run`), so its documents, and any error message, are those of a shard
 read in full. A file in another layout (another writer, edited by hand, pretty-printed) is read the usual way too.
+
+A shard's file that ends with a matching merge index (:mod:`~pytest_ocrmetrics.runfile.merge_index`, what
+``pytest --ocr-shard`` writes) is not checked here line by line: its lines are the writer's by their digest, kept as
+their UTF-8 bytes, and what the merge reads of each is its entry in the index. Only a line whose entry is null is
+checked and decoded as above.
 """
 
 from __future__ import annotations
@@ -169,26 +174,50 @@ def documents_placeholder() -> str:
     return f"{_NONCE}-documents"
 
 
-def read_lines(lines: Sequence[str]) -> VerbatimDocuments | None:
+def read_lines(lines: Sequence[str | bytes], index: Sequence[Any] | None = None) -> VerbatimDocuments | None:
     """The documents of a run file's document ``lines`` (:func:`split_documents`), each kept as its text; None when
-    some line is not canonical (see the module docstring)."""
-    entries: list[tuple[str | None, dict[str, Any]]] = []
+    some line is not canonical (see the module docstring).
+
+    ``index``: the entries of the file's merge index, one per line, whose digest matched
+    (:mod:`~pytest_ocrmetrics.runfile.merge_index`; the lines are then the file's UTF-8 bytes): a line with an entry
+    is the writer's text, kept as its bytes, and its entry is what the merge reads of it (nothing of the line is
+    decoded); a line whose entry is null is checked and decoded as without an index."""
+    entries: list[tuple[str | bytes | None, dict[str, Any]]] = []
     collecting = gc.isenabled()
     gc.disable()  # decoded JSON holds no cycles: the collector would only walk the growing heads again and again
     try:
-        for line in lines:
-            head = _document_head(line)
+        for position, line in enumerate(lines):
+            entry = None if index is None else index[position]
+            if entry is not None:
+                if type(entry) is not dict:
+                    return None
+                entries.append((line, entry))
+                continue
+            text = line if isinstance(line, str) else line.decode("utf-8")
+            head = _document_head(text)
             if head is None:
                 return None
-            entries.append((line, head))
+            entries.append((text, head))
     finally:
         if collecting:
             gc.enable()
     return VerbatimDocuments(entries)
 
 
-class VerbatimDocuments(LazyDocuments[tuple[str | None, dict[str, Any]]]):
-    """Documents of a run file, each kept as its JSON text (or, for one read the usual way, as its dict).
+def decode_finite(text: str) -> Any:
+    """``text`` decoded as JSON; None when it is not JSON or holds a NaN or infinity token."""
+    try:
+        return _DECODER.decode(text)
+    except (ValueError, RecursionError, _NotFinite):
+        return None
+
+
+_Kept = tuple[str | bytes | None, dict[str, Any]]
+
+
+class VerbatimDocuments(LazyDocuments[_Kept]):
+    """Documents of a run file, each kept as its JSON text (or its UTF-8 bytes, from a shard's file whose merge index
+    matched; or, for one read the usual way, as its dict).
 
     A ``Sequence`` of dicts: indexing and iteration decode a document's text afresh (every key, as a full read gives
     it). :meth:`heads` gives what a merge reads without decoding anything (for a document kept as text: its dict
@@ -198,15 +227,15 @@ class VerbatimDocuments(LazyDocuments[tuple[str | None, dict[str, Any]]]):
     (``replacements_counted``).
     """
 
-    def __init__(self, entries: list[tuple[str | None, dict[str, Any]]]) -> None:
+    def __init__(self, entries: list[_Kept]) -> None:
         super().__init__(entries)
         self._entries = entries
 
-    def _document(self, item: tuple[str | None, dict[str, Any]]) -> dict[str, Any]:
+    def _document(self, item: _Kept) -> dict[str, Any]:
         return _full(item)
 
     @property
-    def entries(self) -> list[tuple[str | None, dict[str, Any]]]:
+    def entries(self) -> list[_Kept]:
         """``(text, head)`` per document (``text`` None: ``head`` is the whole document)."""
         return self._entries
 
@@ -214,14 +243,14 @@ class VerbatimDocuments(LazyDocuments[tuple[str | None, dict[str, Any]]]):
         """Each document as far as a merge reads it (see the class docstring), in order; not copies."""
         return [head for _, head in self._entries]
 
-    def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
+    def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str | bytes]:
         """Each document's text for the run-file writer (:func:`~pytest_ocrmetrics.reporting.files.run_lines`):
-        the kept text, which is ``encode(document)`` for its ``encode`` (checked when it was read), or
-        ``encode(document)`` for a document kept as a dict."""
+        the kept text, which is ``encode(document)`` for its ``encode`` (checked when it was read; kept bytes are
+        its UTF-8, written as they are), or ``encode(document)`` for a document kept as a dict."""
         for text, document in self._entries:
             yield encode(document) if text is None else text
 
 
-def _full(entry: tuple[str | None, dict[str, Any]]) -> dict[str, Any]:
+def _full(entry: _Kept) -> dict[str, Any]:
     text, document = entry
     return dict(document) if text is None else json.loads(text)

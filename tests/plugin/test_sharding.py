@@ -79,16 +79,22 @@ def test_merged_shards_equal_the_unsharded_run(pytester: pytest.Pytester, pages:
 
 
 def _assert_documents_were_copied(pytester: pytest.Pytester, names: list[str], merged: str) -> None:
-    """The plugin's shard files are read with their document lines kept as text (what makes the merge fast), and
-    the merged file is, byte for byte but its creation time, what a merge decoding every document writes."""
+    """The plugin's shard files are read with their document lines kept as text (what makes the merge fast), from
+    their merge index (its digest matches, each entry is what the merge reads of its document), and the merged file
+    is, byte for byte but its creation time, what a merge decoding every document writes."""
     from pytest_ocrmetrics.core.safe_text import sanitize_run
     from pytest_ocrmetrics.reporting.files import dump_run
     from pytest_ocrmetrics.runfile.merge import merge_runs
+    from pytest_ocrmetrics.runfile.merge_index import INDEX_KEY, indexed_parts, merge_entry
     from pytest_ocrmetrics.runfile.read import load_run, load_shard
-    from pytest_ocrmetrics.runfile.verbatim import VerbatimDocuments
+    from pytest_ocrmetrics.runfile.verbatim import VerbatimDocuments, documents_placeholder
 
     paths = [str(pytester.path / name) for name in names]
     assert all(isinstance(load_shard(path)["documents"], VerbatimDocuments) for path in paths)
+    for path in paths:
+        shard = load_run(path, schema=False)
+        assert shard[INDEX_KEY]["documents"] == [merge_entry(doc) for doc in shard["documents"]]
+        assert indexed_parts((pytester.path / path).read_bytes(), json.dumps(documents_placeholder())) is not None
     in_full = dump_run(sanitize_run(merge_runs([(repr(path), load_run(path, schema=False)) for path in paths])))
     written = (pytester.path / merged).read_text(encoding="utf-8")
     assert written.split("\n", 2)[2] == in_full.split("\n", 2)[2] and written.startswith('{"schema"')  # "created"
