@@ -100,10 +100,14 @@ class _Spool:
 
     def read_text(self, offset: int, length: int) -> str:
         """One record's JSON text."""
+        return self.read_bytes(offset, length).decode("utf-8")
+
+    def read_bytes(self, offset: int, length: int) -> bytes:
+        """One record's JSON text in UTF-8, as it was appended (clean: see :meth:`RunResults.add`)."""
         assert self._file is not None
         self._at_end = False
         self._file.seek(offset)
-        return self._file.read(length).decode("utf-8")
+        return self._file.read(length)
 
     def close(self) -> None:
         if self._file is not None:
@@ -159,10 +163,11 @@ class SpooledDocuments(LazyDocuments[list[_Entry]]):
             else:
                 yield merge_entry(self._document(group))
 
-    def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str]:
+    def json_texts(self, encode: Callable[[Any], str]) -> Iterator[str | bytes]:
         """Each document's JSON text, ``encode(document)`` for an ``encode`` with json's default separators and
         ``ensure_ascii=False`` (the run file's, :func:`~pytest_ocrmetrics.reporting.files.run_lines`). A document of one
-        record (the usual case) is its spooled text with its ``tests`` appended, never decoded and encoded again;
+        record (the usual case) is its spooled UTF-8 text with its ``tests`` appended, as bytes: never decoded,
+        encoded or scanned again (the spool holds only clean text, and the file writer writes bytes as they are);
         a merged one, or one holding NaN or infinity (which ``encode`` may refuse), is read and encoded.
         """
         from pytest_ocrmetrics.core.safe_text import clean_text
@@ -170,9 +175,9 @@ class SpooledDocuments(LazyDocuments[list[_Entry]]):
         for group in self._groups:
             entry = group[0]
             if len(group) == 1 and entry.plain:
-                text = self._spool.read_text(entry.offset, entry.length)
+                data = self._spool.read_bytes(entry.offset, entry.length)
                 tests = _RECORD_ENCODER.encode([clean_text(entry.nodeid)[0]])  # the node id as cleaned in the text
-                yield f"{text[:-1]}, \"tests\": {tests}}}"
+                yield b"".join((data[:-1], b', "tests": ', tests.encode("utf-8"), b"}"))
             else:
                 yield encode(self._document(group))
 

@@ -272,10 +272,10 @@ def test_a_tests_ocr_state_is_let_go_at_its_teardown(pytester: pytest.Pytester, 
 
 def _run_file_texts(results: RunResults) -> tuple[str, str]:
     """The run file's text from the spooled documents, and from the same documents as a plain list."""
-    from pytest_ocrmetrics.reporting.files import run_lines
+    from pytest_ocrmetrics.reporting.files import dump_run
 
     documents = results.documents()
-    return "".join(run_lines({"documents": documents})), "".join(run_lines({"documents": list(documents)}))
+    return dump_run({"documents": documents}), dump_run({"documents": list(documents)})
 
 
 def test_spooled_documents_write_the_same_run_file_text() -> None:
