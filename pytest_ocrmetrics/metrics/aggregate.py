@@ -195,9 +195,12 @@ def bootstrap_mean_intervals(
     return intervals
 
 
-# index draws per numpy chunk: 16 MB of draws, indices and picked values at a time (two of them alive at once). Large
-# enough that reducing over the documents adds many resamples per step: 250,000 took 1.7x as long at 20,000 documents
-_NUMPY_CHUNK = 1_000_000
+# index draws per numpy chunk (2 MB of draws, indices and picked values each, two of them alive at once), raised up to
+# _NUMPY_MAX_CHUNK so that a chunk holds at least _NUMPY_MIN_ROWS resamples: reducing over the documents adds one row of
+# resamples per step, and at 20,000 documents 12 a step (250,000 draws) took 1.7x as long as 48
+_NUMPY_CHUNK = 250_000
+_NUMPY_MAX_CHUNK = 1_000_000
+_NUMPY_MIN_ROWS = 48
 # below this many index draws the pure-Python loop is fast enough, and numpy is not imported (a tenth of a second)
 _NUMPY_MIN_DRAWS = 500_000
 
@@ -222,7 +225,7 @@ def _numpy_resample_means(populations: Sequence[Sequence[float]], seed: int,
     generator.set_state(("MT19937", numpy.array(state[:624], dtype=numpy.uint32), int(state[624]), 0, 0.0))
     arrays = [numpy.asarray(population, dtype=numpy.float64) for population in populations]
     means: list[list[float]] = [[] for _ in populations]
-    per_chunk = max(1, _NUMPY_CHUNK // n)
+    per_chunk = max(1, _NUMPY_CHUNK // n, min(_NUMPY_MIN_ROWS, _NUMPY_MAX_CHUNK // n))
     done = 0
     while done < resamples:
         rows = min(per_chunk, resamples - done)

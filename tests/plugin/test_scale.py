@@ -202,6 +202,9 @@ def test_numpy_bootstrap_chunks_give_the_same_numbers(monkeypatch: pytest.Monkey
     columns = {"cer": [random.Random(3).random() for _ in range(50)]}
     whole = aggregate.bootstrap_mean_intervals(columns, seed=2, resamples=101)
     monkeypatch.setattr(aggregate, "_NUMPY_CHUNK", 50 * 7)  # 7 resamples a chunk, the last one shorter
+    monkeypatch.setattr(aggregate, "_NUMPY_MIN_ROWS", 1)
+    assert aggregate.bootstrap_mean_intervals(columns, seed=2, resamples=101) == whole
+    monkeypatch.setattr(aggregate, "_NUMPY_MIN_ROWS", 30)  # raised to 30 a chunk: 30, 30, 30, then 11
     assert aggregate.bootstrap_mean_intervals(columns, seed=2, resamples=101) == whole
 
 
