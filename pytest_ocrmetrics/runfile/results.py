@@ -243,6 +243,9 @@ def _values_of(entry: _Entry) -> tuple[tuple[Any, ...], ...]:
     return _summary_of(entry).values
 
 
+_NAMES: dict[str, str] = {}  # metric, engine and dataset names kept for every document: each name held once
+
+
 def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
     """``(cached, truncated, values)``: what :meth:`RunResults.summary` reads of a record, small enough to keep for
     every document (the record itself is spooled): ``values`` holds ``(name, value)`` per metric, with the metric's
@@ -258,6 +261,7 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
     for name, value in metrics.items():
         if type(value) not in _PLAIN_NUMBER or type(name) is not str or not name.isascii():
             return None
+        name = _NAMES.setdefault(name, name)  # one string per metric name, not one per record decoded under xdist
         micro = _MICRO_COUNTS.get(name)
         if micro is None:
             spec = METRICS.get(name)
@@ -391,8 +395,10 @@ class RunResults:
         plain = (isinstance(nodeid, str) and nodeid != "" and data.startswith(b"{") and b"NaN" not in data
                  and b"Infinity" not in data and b'"tests": ' not in data)
         offset, length = self._spool.append(data)
-        self.records.append(_Entry(str(rec["engine"]), str(rec["dataset"]), str(rec["id"]), str(rec.get("nodeid", "")),
-                                   rec["outcome"], offset, length, plain, _summary_values(rec)))
+        engine, dataset = str(rec["engine"]), str(rec["dataset"])
+        self.records.append(_Entry(_NAMES.setdefault(engine, engine), _NAMES.setdefault(dataset, dataset), str(rec["id"]),
+                                   str(rec.get("nodeid", "")), rec["outcome"], offset, length, plain,
+                                   _summary_values(rec)))
 
     def _take_transport(self, record: Mapping[str, Any], transport: Transport) -> None:
         """Keep what a record's envelope brought for the run: its engine's identity, its dataset's folder and the
