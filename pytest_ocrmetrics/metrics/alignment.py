@@ -27,7 +27,7 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate, chain, compress, count
+from itertools import accumulate, compress, count
 from operator import add, countOf, itemgetter
 from typing import AbstractSet, Any, Iterator, Sequence, Union, cast, overload
 
@@ -742,9 +742,9 @@ class _PiecewiseAlignment(Alignment):
     from the pieces (without placing the operations) until then."""
 
     def __init__(self, reference: Units, hypothesis: Units, pieces: Pieces, n: int, m: int) -> None:
-        ops = list(chain.from_iterable([piece for _, _, piece, _, _ in pieces]))  # the tuples, not copied
-        s = countOf(map(itemgetter(0), ops), "replace")
-        indels = len(ops) - s
+        operations = [piece for _, _, piece, _, _ in pieces]
+        s = sum([countOf(map(itemgetter(0), piece), "replace") for piece in operations])  # no joined list
+        indels = sum(map(len, operations)) - s
         for name, value in (("reference", reference), ("hypothesis", hypothesis), ("substitutions", s),
                             ("deletions", (indels + n - m) // 2), ("insertions", (indels - n + m) // 2),
                             ("_pieces", pieces)):

@@ -1116,7 +1116,9 @@ class TextScores:
     @cached_property
     def confusion(self) -> ConfusionMatrix:
         """The character confusion matrix (:func:`confusion` with the same options), from the CER alignment."""
-        return _confusion_result(self.character_alignment, unit=self.cer.unit, profile=self.normalization)
+        parts = self.__dict__.get("_parts")
+        unit = parts.unit if parts is not None else self.cer.unit  # without making the result objects
+        return _confusion_result(self.character_alignment, unit=unit, profile=self.normalization)
 
     def results(self) -> dict[str, Any]:
         """The results keyed by registry metric name (each has ``value``, ``counts()`` and ``to_dict()``)."""
