@@ -30,7 +30,8 @@ character noise (60% substitutions with OCR-typical confusions, 20% deletions, 2
 
 On the real rows, **(c)** is the plugin's default per-document scoring (``score_document``: the default metrics,
 ``bow_f1`` included) and **(c')** the same with the document's confusion pairs read, as the plugin reads them when it
-writes a run file. Targets: (c) <= 2x (b) at ~3,000 characters and < 1x (b) at ~50,000.
+writes a run file (``DocumentScore.confusion_rows()``). Targets: (c) <= 2x (b) at ~3,000 characters and < 1x (b) at
+~50,000.
 
 Timings are the fastest of several interleaved rounds of the per-call mean, in CPU time of this thread
 (``time.thread_time``: rapidfuzz runs in the calling thread, and a machine shared with other work then disturbs the
@@ -311,8 +312,8 @@ def plugin_default(reference: str, hypothesis: str) -> object:
 
 def plugin_with_confusions(reference: str, hypothesis: str) -> object:
     """:func:`plugin_default` with the document's confusion pairs read, as the plugin reads them for the run file
-    (``DocumentScore.confusions``)."""
-    return plugin_default(reference, hypothesis).confusions  # type: ignore[attr-defined]
+    (``DocumentScore.confusion_rows()``, what ``runfile.record`` puts in each document's record)."""
+    return plugin_default(reference, hypothesis).confusion_rows()  # type: ignore[attr-defined]
 
 
 def run_real(rows: list[tuple[str, list[tuple[str, str]]]], *, budget: float,

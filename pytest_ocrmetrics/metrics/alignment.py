@@ -27,7 +27,7 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import accumulate, chain, compress, count
+from itertools import accumulate, compress, count
 from operator import add, countOf, itemgetter
 from typing import AbstractSet, Any, Iterator, Sequence, Union, cast, overload
 
@@ -742,9 +742,9 @@ class _PiecewiseAlignment(Alignment):
     from the pieces (without placing the operations) until then."""
 
     def __init__(self, reference: Units, hypothesis: Units, pieces: Pieces, n: int, m: int) -> None:
-        ops = list(chain.from_iterable([piece for _, _, piece, _, _ in pieces]))  # the tuples, not copied
-        s = countOf(map(itemgetter(0), ops), "replace")
-        indels = len(ops) - s
+        operations = [piece for _, _, piece, _, _ in pieces]
+        s = sum([countOf(map(itemgetter(0), piece), "replace") for piece in operations])  # no joined list
+        indels = sum(map(len, operations)) - s
         for name, value in (("reference", reference), ("hypothesis", hypothesis), ("substitutions", s),
                             ("deletions", (indels + n - m) // 2), ("insertions", (indels - n + m) // 2),
                             ("_pieces", pieces)):
@@ -774,14 +774,18 @@ class _PiecewiseAlignment(Alignment):
 
 def _line_anchors(ref: str, hyp: str) -> list[tuple[int, int, int, int]]:
     """The runs of equal lines (line breaks included) of an optimal alignment of the two texts' lines, of at least
-    :data:`LINE_ANCHOR_MIN_CHARS` characters, as ``(ref start, ref end, hyp start, hyp end)``."""
+    :data:`LINE_ANCHOR_MIN_CHARS` characters, as ``(ref start, ref end, hyp start, hyp end)``.
+
+    rapidfuzz compares the lines by their hashes (a third cheaper than coding them exactly with :func:`unit_codes`);
+    each run is then compared as text, so that two different lines of equal hash never make an anchor (an anchor
+    only has to be equal text: the anchored alignment is kept only when it is optimal)."""
     ref_lines, hyp_lines = ref.splitlines(keepends=True), hyp.splitlines(keepends=True)
-    ref_codes, hyp_codes = unit_codes(ref_lines, hyp_lines)[:2]
     ref_ends = list(accumulate(map(len, ref_lines), initial=0))
     hyp_ends = list(accumulate(map(len, hyp_lines), initial=0))
-    return [(ref_ends[a], ref_ends[a + size], hyp_ends[b], hyp_ends[b + size])
-            for a, b, size in Levenshtein.editops(ref_codes, hyp_codes).as_matching_blocks()
-            if size and ref_ends[a + size] - ref_ends[a] >= LINE_ANCHOR_MIN_CHARS]
+    return [(rs, re_, hs, he)
+            for a, b, size in Levenshtein.editops(ref_lines, hyp_lines).as_matching_blocks()
+            if size and (re_ := ref_ends[a + size]) - (rs := ref_ends[a]) >= LINE_ANCHOR_MIN_CHARS
+            and ref[rs:re_] == hyp[(hs := hyp_ends[b]):(he := hyp_ends[b + size])]]
 
 
 def align_text_anchored(reference: str, hypothesis: str, ref_words: Sequence[str] | None = None,

@@ -24,7 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, compress, repeat
-from typing import Any, Literal, Sequence, Union
+from operator import itemgetter
+from typing import AbstractSet, Any, Literal, Sequence, Union, overload
 
 from pytest_ocrmetrics.metrics.alignment import (
     ANCHOR_MIN_LENGTH,
@@ -531,10 +532,25 @@ def _error_rate_result(metric: str, a: Alignment, *, unit: str, tokenizer: str |
     )
 
 
-def confusion_cells(a: Alignment) -> list[tuple[str | None, str | None, int]]:
+@overload
+def confusion_cells(a: Alignment) -> list[tuple[str | None, str | None, int]]: ...
+
+
+@overload
+def confusion_cells(a: Alignment, *, rows: Literal[True]) -> list[list[str | int]]: ...
+
+
+def confusion_cells(a: Alignment, *, rows: bool = False) -> list[tuple[str | None, str | None, int]] | list[list[str | int]]:
     """The cells of the confusion matrix of an alignment, ``(reference unit, hypothesis unit, count)``, most frequent
-    first (``Counter.most_common`` sorts stably, so equal counts keep their order of first occurrence)."""
-    return [(ref, hyp, count) for (ref, hyp), count in a.confusions.most_common()]
+    first (sorted stably, as ``Counter.most_common`` does, so equal counts keep their order of first occurrence).
+
+    With ``rows``, the cells as a run file holds them: ``[reference unit, hypothesis unit, count]`` lists with ``""``
+    for the missing side of a deletion or insertion, made in the same pass (every document's record has them)."""
+    ranked = sorted(a.confusions.items(), key=itemgetter(1), reverse=True)  # Counter.most_common, without its call
+    if rows:
+        table: list[list[str | int]] = [[ref or "", hyp or "", count] for (ref, hyp), count in ranked]
+        return table
+    return [(ref, hyp, count) for (ref, hyp), count in ranked]
 
 
 def _confusion_result(a: Alignment, *, unit: str, profile: str, rate_of: str = "errors") -> ConfusionMatrix:
@@ -590,15 +606,15 @@ def _token_accuracy_result(ref: list[str], hyp: list[str], *, tokenizer: str, pr
                            profile=profile, counting=counting, position_denominator=position_denominator)
 
 
-def _token_accuracy_from_codes(ref_codes: list[int], hyp_codes: list[int], ref_distinct: int, distinct: int, *,
-                               tokenizer: str, profile: str) -> TokenAccuracy:
-    """:func:`_token_accuracy_result` with the defaults (set counting, max denominator) from the codes of
+def _token_counts_from_codes(ref_codes: list[int], hyp_codes: list[int], ref_distinct: int,
+                             distinct: int) -> tuple[int, int, int, int, int, int]:
+    """The arguments of :func:`_token_accuracy` before its options (``n``, ``m``, position matches, correct tokens,
+    unique reference and hypothesis tokens) with the defaults (set counting, max denominator), from the codes of
     :func:`~pytest_ocrmetrics.metrics.alignment.unit_codes` (one code per distinct token): only the hypothesis set is
     built. The tokens in both sets are the distinct hypothesis tokens less those that only the hypothesis has."""
     hyp_distinct = len(set(hyp_codes))
-    return _token_accuracy(len(ref_codes), len(hyp_codes), sum(map(operator.eq, ref_codes, hyp_codes)),
-                           hyp_distinct - (distinct - ref_distinct), ref_distinct, hyp_distinct, tokenizer=tokenizer,
-                           profile=profile)
+    return (len(ref_codes), len(hyp_codes), sum(map(operator.eq, ref_codes, hyp_codes)),
+            hyp_distinct - (distinct - ref_distinct), ref_distinct, hyp_distinct)
 
 
 def _token_accuracy(n: int, m: int, position_matches: int, correct: int, ref_count: int, hyp_count: int, *,
@@ -642,8 +658,9 @@ def _as_lines(value: object, name: str, profile: NormalizationProfile) -> list[s
     raise TypeError(f"{name} must be a str or a list of str lines, not {type(value).__name__}")
 
 
-def _line_error_rate_result(ref_lines: Sequence[str], hyp_lines: Sequence[str], *, profile: str, policy: str,
-                            denominator: str = "max", stripped: bool = False) -> LineErrorRate:
+def _line_errors(ref_lines: Sequence[str], hyp_lines: Sequence[str], *,
+                 stripped: bool = False) -> tuple[int, int, tuple[int, ...]]:
+    """(reference lines, hypothesis lines, the positions in error) of two lists of lines."""
     n, m = len(ref_lines), len(hyp_lines)
     total = max(n, m)
     # the shorter side is padded with empty lines; lines are compared stripped (``stripped``: they already are)
@@ -651,7 +668,18 @@ def _line_error_rate_result(ref_lines: Sequence[str], hyp_lines: Sequence[str], 
         ref_lines, hyp_lines = list(map(str.strip, ref_lines)), list(map(str.strip, hyp_lines))
     padded_ref = chain(ref_lines, repeat("", total - n))
     padded_hyp = chain(hyp_lines, repeat("", total - m))
-    errors = tuple(compress(range(total), map(operator.ne, padded_ref, padded_hyp)))
+    return n, m, tuple(compress(range(total), map(operator.ne, padded_ref, padded_hyp)))
+
+
+def _line_error_rate_result(ref_lines: Sequence[str], hyp_lines: Sequence[str], *, profile: str, policy: str,
+                            denominator: str = "max", stripped: bool = False) -> LineErrorRate:
+    return _line_error_rate(*_line_errors(ref_lines, hyp_lines, stripped=stripped), profile=profile, policy=policy,
+                            denominator=denominator)
+
+
+def _line_error_rate(n: int, m: int, errors: tuple[int, ...], *, profile: str, policy: str,
+                     denominator: str = "max") -> LineErrorRate:
+    total = max(n, m)
     if denominator == "max":
         value = len(errors) / total if total else 0.0
     else:
@@ -969,6 +997,74 @@ def edit_similarity(
 # --- everything at once -----------------------------------------------------------------------------------------------
 
 
+class _TextParts:
+    """What :func:`score_text` computed, before it is made into result objects: the two alignments, the lines in
+    error, the token counts. A :class:`TextScores` made by :func:`score_text` builds its eight result objects from
+    these only when one is first read (about a third of the per-document cost beyond the alignments, on a page of
+    receipt text); the plugin reads the values and counts directly (:meth:`TextScores.record_into`)."""
+
+    __slots__ = ("chars", "words", "lines", "tokens", "matched", "unit", "tokenizer", "policy", "name")
+
+    def __init__(self, chars: Alignment, words: Alignment, lines: tuple[int, int, tuple[int, ...]],
+                 tokens: tuple[int, int, int, int, int, int], matched: bool, *, unit: str, tokenizer: str,
+                 policy: str, name: str) -> None:
+        self.chars, self.words, self.lines, self.tokens, self.matched = chars, words, lines, tokens, matched
+        self.unit, self.tokenizer, self.policy, self.name = unit, tokenizer, policy, name
+
+    def results(self) -> dict[str, Any]:
+        """The result objects, as :meth:`TextScores.results` has them (made by the same builders as every metric)."""
+        chars, name, policy = self.chars, self.name, self.policy
+        return {
+            "cer": _error_rate_result("cer", chars, unit=self.unit, tokenizer=None, profile=name, policy=policy),
+            "wer": _error_rate_result("wer", self.words, unit="word", tokenizer=self.tokenizer, profile=name,
+                                      policy=policy),
+            "ser": _line_error_rate(*self.lines, profile=name, policy=policy),
+            "ned": _edit_distance_result("ned", chars, unit=self.unit, profile=name),
+            "edit_similarity": _edit_distance_result("edit_similarity", chars, unit=self.unit, profile=name),
+            "exact_match": ExactMatch(metric="exact_match", value=1.0 if self.matched else 0.0,
+                                      matched=self.matched, normalization=name),
+            "token_accuracy": _token_accuracy(*self.tokens, tokenizer=self.tokenizer, profile=name),
+        }
+
+    def record_into(self, metrics: dict[str, float], counts: dict[str, dict[str, int]], wanted: AbstractSet[str]
+                    ) -> None:
+        """:meth:`TextScores.record_into` without the result objects: the same values (from the same rate
+        functions) and the same counts, in the same order (a test checks it against the objects)."""
+        for metric, alignment in (("cer", self.chars), ("wer", self.words)):
+            if metric in wanted:
+                n, s, d, i = len(alignment.reference), alignment.substitutions, alignment.deletions, alignment.insertions
+                metrics[metric] = _error_rate(s + d + i, n, self.policy)
+                counts[metric] = {"errors": s + d + i, "reference_length": n,
+                                  "hypothesis_length": len(alignment.hypothesis), "hits": n - s - d,
+                                  "substitutions": s, "deletions": d, "insertions": i}
+        if "ser" in wanted:
+            n, m, errors = self.lines
+            total = max(n, m)
+            metrics["ser"] = len(errors) / total if total else 0.0
+            counts["ser"] = {"error_sentences": len(errors), "total_sentences": total, "reference_lines": n,
+                             "hypothesis_lines": m}
+        chars = self.chars
+        n, m = len(chars.reference), len(chars.hypothesis)
+        distance = chars.substitutions + chars.deletions + chars.insertions
+        ned = normalized_distance(distance, n, m)
+        for metric, value in (("ned", ned), ("edit_similarity", 1.0 - ned)):
+            if metric in wanted:
+                metrics[metric] = value
+                counts[metric] = {"distance": distance, "reference_length": n, "hypothesis_length": m}
+        if "exact_match" in wanted:
+            metrics["exact_match"] = 1.0 if self.matched else 0.0
+            counts["exact_match"] = {"matches": int(self.matched), "documents": 1}
+        if "token_accuracy" in wanted:
+            n, m, position_matches, correct, _, _ = self.tokens
+            total = max(n, m)
+            metrics["token_accuracy"] = share(position_matches, total, both_empty=m == 0 and n == 0)
+            counts["token_accuracy"] = {"position_matches": position_matches, "position_total": total,
+                                        "reference_tokens": n, "hypothesis_tokens": m, "correct_tokens": correct}
+
+
+_TEXT_RESULTS = frozenset(("cer", "wer", "ser", "ned", "edit_similarity", "exact_match", "token_accuracy"))
+
+
 @dataclass(frozen=True)
 class TextScores:
     """The full per-document text metric set, from one character alignment and one word alignment.
@@ -977,7 +1073,8 @@ class TextScores:
     also needs them reads them here instead of normalizing again). ``confusion`` is counted from the character
     alignment when it is first read (one Python step per edit operation: on a high-error page about a third of the
     work beyond the character alignment), so a caller that never reads it does not pay for it; its value does not
-    depend on when it is read.
+    depend on when it is read. Likewise the result objects of a :class:`TextScores` made by :func:`score_text` are
+    made when one of them is first read (``cer``, ``wer``, ...); :meth:`record_into` needs none of them.
     """
 
     cer: ErrorRate
@@ -991,11 +1088,37 @@ class TextScores:
     reference: str = field(default="", repr=False)
     hypothesis: str = field(default="", repr=False)
 
+    @classmethod
+    def _of(cls, parts: _TextParts, reference: str, hypothesis: str) -> TextScores:
+        """A :class:`TextScores` whose result objects are made from ``parts`` when first read."""
+        scores = object.__new__(cls)
+        scores.__dict__.update(normalization=parts.name, reference=reference, hypothesis=hypothesis, _parts=parts)
+        return scores
+
+    def __getattr__(self, name: str) -> Any:
+        # called only for an attribute not set: the results of a TextScores made by score_text, before first read
+        parts = self.__dict__.get("_parts")
+        if parts is None or name not in _TEXT_RESULTS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        for key, value in parts.results().items():
+            self.__dict__.setdefault(key, value)  # another thread may have made them first: keep those
+        return self.__dict__[name]
+
+    @property
+    def character_alignment(self) -> Alignment:
+        """The character alignment CER, NED and the confusion matrix come from (``cer.alignment``), read without
+        making the result objects."""
+        parts = self.__dict__.get("_parts")
+        alignment = parts.chars if parts is not None else self.cer.alignment
+        assert alignment is not None  # score_text always keeps it
+        return alignment
+
     @cached_property
     def confusion(self) -> ConfusionMatrix:
         """The character confusion matrix (:func:`confusion` with the same options), from the CER alignment."""
-        assert self.cer.alignment is not None  # score_text always keeps it
-        return _confusion_result(self.cer.alignment, unit=self.cer.unit, profile=self.normalization)
+        parts = self.__dict__.get("_parts")
+        unit = parts.unit if parts is not None else self.cer.unit  # without making the result objects
+        return _confusion_result(self.character_alignment, unit=unit, profile=self.normalization)
 
     def results(self) -> dict[str, Any]:
         """The results keyed by registry metric name (each has ``value``, ``counts()`` and ``to_dict()``)."""
@@ -1008,6 +1131,25 @@ class TextScores:
             "exact_match": self.exact_match,
             "token_accuracy": self.token_accuracy,
         }
+
+    def record_into(self, metrics: dict[str, float], counts: dict[str, dict[str, int]],
+                    wanted: AbstractSet[str]) -> None:
+        """Add the value (``float(result.value)``) and the counts (``result.counts()``) of each result named in
+        ``wanted`` to ``metrics`` and ``counts``, in the order of :meth:`results` (what a document's score keeps).
+
+        Args:
+            metrics: metric name -> value, filled.
+            counts: metric name -> counts, filled (a new dict each).
+            wanted: the metric names to add.
+        """
+        parts = self.__dict__.get("_parts")
+        if parts is not None:
+            parts.record_into(metrics, counts, wanted)
+            return
+        for name, result in self.results().items():
+            if name in wanted:
+                metrics[name] = float(result.value)
+                counts[name] = result.counts()
 
     def values(self) -> dict[str, float]:
         """Registry metric name -> value, including ``token_f1``."""
@@ -1078,29 +1220,15 @@ def score_text(
         word_alignment = align_units(ref_words, hyp_words, ref_codes, hyp_codes)
 
     if profile.whitespace:  # the normalized texts lost their line breaks; lines need the line-preserving profile
-        ref_lines, hyp_lines = _as_lines(reference, "reference", profile), _as_lines(hypothesis, "hypothesis", profile)
-        ser_result = _line_error_rate_result(ref_lines, hyp_lines, profile=name, policy=empty_reference)
+        lines = _line_errors(_as_lines(reference, "reference", profile), _as_lines(hypothesis, "hypothesis", profile))
     else:
-        ser_result = _line_error_rate_result(_stripped_lines(ref), _stripped_lines(hyp), profile=name,
-                                             policy=empty_reference, stripped=True)
+        lines = _line_errors(_stripped_lines(ref), _stripped_lines(hyp), stripped=True)
     # the character alignment last: its matrix fills the CPU caches, and its edit operations stay warm for the
     # confusion matrix when that is read next
     if longest >= ANCHOR_MIN_LENGTH:
         chars = align_text_anchored(ref, hyp, ref_words, hyp_words, word_blocks, unit=unit)
     else:
         chars = align_text(ref, hyp, unit=unit)
-
-    return TextScores(
-        cer=_error_rate_result("cer", chars, unit=unit, tokenizer=None, profile=name, policy=empty_reference),
-        wer=_error_rate_result("wer", word_alignment, unit="word", tokenizer=tokenizer, profile=name,
-                               policy=empty_reference),
-        ser=ser_result,
-        ned=_edit_distance_result("ned", chars, unit=unit, profile=name),
-        edit_similarity=_edit_distance_result("edit_similarity", chars, unit=unit, profile=name),
-        exact_match=_exact_match_result(ref, hyp, profile=name),
-        token_accuracy=_token_accuracy_from_codes(ref_codes, hyp_codes, ref_distinct, distinct, tokenizer=tokenizer,
-                                                  profile=name),
-        normalization=name,
-        reference=ref,
-        hypothesis=hyp,
-    )
+    parts = _TextParts(chars, word_alignment, lines, _token_counts_from_codes(ref_codes, hyp_codes, ref_distinct, distinct),
+                       ref == hyp, unit=unit, tokenizer=tokenizer, policy=empty_reference, name=name)
+    return TextScores._of(parts, ref, hyp)

@@ -187,7 +187,7 @@ class DocumentScore:
         from pytest_ocrmetrics.metrics.text import confusion_cells
 
         # the cells of text_scores.confusion, without building the whole ConfusionMatrix
-        return [[ref or "", hyp or "", n] for ref, hyp, n in confusion_cells(self.text_scores.cer.alignment)]
+        return confusion_cells(self.text_scores.character_alignment, rows=True)
 
 
 def _lower_keeping_length(text: str) -> str:

@@ -83,11 +83,7 @@ def _has_text(document: Document) -> bool:
 
 def _text(context: ScoringContext) -> None:
     """The metrics of the one character and word alignment (:func:`~pytest_ocrmetrics.metrics.text.score_text`)."""
-    wanted, metrics, counts = context.wanted, context.metrics, context.counts
-    for name, result in context.text.results().items():
-        if name in wanted:
-            metrics[name] = float(result.value)
-            counts[name] = result.counts()  # a new dict each time
+    context.text.record_into(context.metrics, context.counts, context.wanted)  # a new counts dict each
 
 
 def _bag_of_words(context: ScoringContext) -> None:

@@ -274,3 +274,40 @@ def test_edit_operations_are_placed_only_when_read() -> None:
     ops = a.editops
     assert ops == tuple(Levenshtein.editops(reference, hypothesis).as_list()) and a.editops is ops
     assert "_pieces" not in a.__dict__
+
+
+def _obvious_line_anchors(ref: str, hyp: str) -> list[tuple[int, int, int, int]]:
+    """The line anchors with the lines coded exactly (unit_codes), as they were found before rapidfuzz hashed them."""
+    ref_lines, hyp_lines = ref.splitlines(keepends=True), hyp.splitlines(keepends=True)
+    ref_codes, hyp_codes = unit_codes(ref_lines, hyp_lines)[:2]
+    ref_ends = [sum(map(len, ref_lines[:k])) for k in range(len(ref_lines) + 1)]
+    hyp_ends = [sum(map(len, hyp_lines[:k])) for k in range(len(hyp_lines) + 1)]
+    return [(ref_ends[a], ref_ends[a + size], hyp_ends[b], hyp_ends[b + size])
+            for a, b, size in Levenshtein.editops(ref_codes, hyp_codes).as_matching_blocks()
+            if size and ref_ends[a + size] - ref_ends[a] >= alignment.LINE_ANCHOR_MIN_CHARS]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDISH, max_size=40), st.lists(_WORDISH, max_size=40))
+def test_line_anchors_compared_by_hash_equal_those_coded_exactly(a: list[str], b: list[str]) -> None:
+    reference, hypothesis = "".join(a), "".join(b)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(alignment, "LINE_ANCHOR_MIN_CHARS", 1)
+        anchors = alignment._line_anchors(reference, hypothesis)
+        assert anchors == _obvious_line_anchors(reference, hypothesis)
+    assert all(reference[rs:re_] == hypothesis[hs:he] for rs, re_, hs, he in anchors)
+
+
+def test_lines_of_equal_hash_but_different_text_are_no_anchor(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Colliding:  # every line "equal" to every other, as two lines of equal hash would be to rapidfuzz
+        @staticmethod
+        def editops(ref_lines: list[str], hyp_lines: list[str], **_: object) -> Editops:
+            return Levenshtein.editops("x" * len(ref_lines), "x" * len(hyp_lines))
+
+        distance = staticmethod(Levenshtein.distance)
+
+    reference, hypothesis = "the first line\nsame second line\n", "another line!!\nsame second line\n"
+    assert alignment._line_anchors(reference, hypothesis) == [(15, 32, 15, 32)]
+    monkeypatch.setattr(alignment, "Levenshtein", Colliding)
+    assert alignment._line_anchors(reference, hypothesis) == []  # one run of both lines: not equal text, no anchor
+    assert alignment._line_anchors(hypothesis, hypothesis) == [(0, 32, 0, 32)]
