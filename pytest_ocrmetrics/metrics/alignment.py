@@ -419,7 +419,13 @@ def _joiners_in(text: str) -> AbstractSet[str]:
     if text.isascii():
         return present
     rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+    if len(rest) < _JOINER_TABLE_FROM:  # a few accents or quotes: searched, the table is not worth its 40 ms
+        return present | frozenset(_JOINER.findall(rest))
     return present | _joiner_characters().intersection(rest)
+
+
+# non-ASCII characters in a text from which the joiner table (built once per process) is used instead of a search
+_JOINER_TABLE_FROM = 256
 
 
 def _codes(units: Units) -> str:
