@@ -310,3 +310,32 @@ def test_an_index_of_the_wrong_shape_is_not_read_even_with_its_digest_recomputed
     assert isinstance(shard["documents"], VerbatimDocuments)
     assert all("elapsed_s" in head for head in shard["documents"].heads())  # every line read as text, not indexed
     assert _merged([path], tmp_path / "run.json") == _merged_in_full([path])
+
+
+def test_the_merge_does_not_check_again_the_counts_of_an_index_that_matched(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each entry of a matching index had its counts checked as the merge checks every document (none negative, both
+    counts of a micro-averaged metric): the merge's own pass over the documents is skipped for that shard."""
+    from pytest_ocrmetrics.runfile import merge
+
+    path = _write(tmp_path / "shard.json", _shard(_documents()))
+    assert load_shard(path)["documents"].counts_checked
+    expected = _merged_in_full([path])
+    monkeypatch.setattr(merge, "micro_counts", lambda: pytest.fail("the counts were checked again"))
+    assert _merged([path], tmp_path / "run.json") == expected
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ('"errors": 1.23, "reference_length": 41.0', '"errors": -1.23, "reference_length": 41.0'),  # negative
+    ('"errors": 1.23, "reference_length": 41.0', '"reference_length": 41.0'),  # a micro count missing
+])
+def test_an_entry_whose_counts_the_merge_would_refuse_is_not_trusted(old: str, new: str, tmp_path: Path) -> None:
+    """Hostile: an entry with a negative count, or without a micro-averaged metric's counts, its digest recomputed:
+    the index is not read (nor its counts taken as checked); the lines, which are fine, are, as a full reading does."""
+    path = _write(tmp_path / "shard.json", _shard(_documents()))
+    _edited(path, old, new, after=f'"{INDEX_KEY}"')
+    _with_digest_recomputed(path)
+    shard = load_shard(path)
+    assert isinstance(shard["documents"], VerbatimDocuments) and not shard["documents"].counts_checked
+    assert all("elapsed_s" in head for head in shard["documents"].heads())  # read from the lines
+    assert _merged([path], tmp_path / "run.json") == _merged_in_full([path])

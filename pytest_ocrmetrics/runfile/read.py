@@ -229,6 +229,9 @@ def _kept_run(outside: str, lines: Sequence[str | bytes], index: list[Any] | Non
                 return None
     except _Problem:
         return None
+    # every document from an index that matched, each entry with its counts checked (none negative, a scored
+    # micro-averaged metric with both of its counts): the merge need not check them again
+    documents.counts_checked = index is not None and None not in index
     run["documents"] = documents
     return run
 
@@ -252,10 +255,8 @@ def _plain_entry(entry: dict[str, Any]) -> bool:
     if (type(metrics) is not dict or type(counts) is not dict or not set(map(type, metrics.values())) <= _NUMBER_TYPES
             or not math.isfinite(sum(metrics.values()))):
         return False
-    for numbers in counts.values():
-        if (type(numbers) is not dict or not set(map(type, numbers.values())) <= _NUMBER_TYPES
-                or not math.isfinite(sum(numbers.values()))):
-            return False
+    if not _plain_counts(metrics, counts, entry["outcome"]):
+        return False
     others = len(entry) - 6
     for key in ("cached", "truncated"):
         if key in entry:
@@ -267,6 +268,26 @@ def _plain_entry(entry: dict[str, Any]) -> bool:
         if type(entry["tags"]) is not list or not set(map(type, entry["tags"])) <= {str}:
             return False
     return others == 0
+
+
+def _plain_counts(metrics: dict[str, Any], counts: dict[str, Any], outcome: str) -> bool:
+    """Whether an entry's ``counts`` are numbers, finite, none negative, and hold both counts of each scored
+    micro-averaged metric: what the merge checks of every document (an entry that fails is read from its line, where
+    the merge refuses it with its own sentence)."""
+    for numbers in counts.values():
+        if (type(numbers) is not dict or not set(map(type, numbers.values())) <= _NUMBER_TYPES
+                or not math.isfinite(sum(numbers.values())) or (numbers and min(numbers.values()) < 0)):
+            return False
+    if outcome in ("filtered", "skipped"):  # not read by the summary
+        return True
+    from pytest_ocrmetrics.runfile.merge_index import micro_counts
+
+    micro = micro_counts()
+    for metric in metrics:
+        keys = micro.get(metric)
+        if keys is not None and not (keys[0] in counts.get(metric, ()) and keys[1] in counts.get(metric, ())):
+            return False
+    return True
 
 
 def _read_text(path: Path) -> str:

@@ -230,6 +230,8 @@ class VerbatimDocuments(LazyDocuments[_Kept]):
     def __init__(self, entries: list[_Kept]) -> None:
         super().__init__(entries)
         self._entries = entries
+        #: every document's counts were checked as the merge checks them (entries of a merge index that matched)
+        self.counts_checked = False
 
     def _document(self, item: _Kept) -> dict[str, Any]:
         return _full(item)
