@@ -321,7 +321,7 @@ def test_the_merge_does_not_check_again_the_counts_of_an_index_that_matched(
     path = _write(tmp_path / "shard.json", _shard(_documents()))
     assert load_shard(path)["documents"].counts_checked
     expected = _merged_in_full([path])
-    monkeypatch.setattr(merge, "micro_counts", lambda: pytest.fail("the counts were checked again"))
+    monkeypatch.setattr(merge, "counts_problem", lambda *args: pytest.fail("the counts were checked again"))
     assert _merged([path], tmp_path / "run.json") == expected
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Sequence
 
-from pytest_ocrmetrics.runfile.merge_index import micro_counts
+from pytest_ocrmetrics.runfile.merge_index import counts_problem
 from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
 from pytest_ocrmetrics.runfile.read import SCORED_OUTCOMES
 from pytest_ocrmetrics.runfile.record import Run, build_merged_run
@@ -225,41 +225,26 @@ def _check_engine_lists(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
 
 
 def _check_counts(name: str, run: Mapping[str, Any]) -> None:
-    """Every document's counts are what a run writes: none negative (a negative error count makes the merged micro
-    average smaller, even negative, and a gate pass), and a scored micro-averaged metric with its numerator and
-    denominator (the summary sums them; without them it cannot be computed)."""
+    """Every document's counts are what a run writes (:func:`~pytest_ocrmetrics.runfile.merge_index.counts_problem`):
+    none negative (a negative error count makes the merged micro average smaller, even negative, and a gate pass), and
+    a scored micro-averaged metric with its numerator and denominator (the summary sums them; without them it cannot
+    be computed)."""
     if getattr(run["documents"], "counts_checked", False):  # read from a merge index: checked entry by entry
         return
-    micro = micro_counts()
     for doc in _documents(run):
-        counts = doc.get("counts") or {}
-        for metric, entry in counts.items():
-            try:
-                if not entry or min(entry.values()) >= 0:  # the usual case: one C-level pass per metric
-                    continue
-            except TypeError:  # a value that is not a number (a run read without its structure checked)
-                pass
-            for key, value in entry.items():
-                if isinstance(value, (int, float)) and value < 0:
-                    raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has the "
-                                     f"negative count {value!r} at counts/{metric}/{key}, which no run writes (the "
-                                     f"merged micro average would be wrong, even negative); write that shard's run "
-                                     f"file again with pytest --ocr-json=PATH")
-        if doc.get("outcome") in ("filtered", "skipped"):  # not read by the summary
+        problem = counts_problem(doc.get("metrics"), doc.get("counts") or {}, doc.get("outcome"))
+        if problem is None:
             continue
-        for metric in doc.get("metrics") or {}:
-            keys = micro.get(metric)
-            if keys is None:
-                continue
-            entry = counts.get(metric) or {}
-            if keys[0] in entry and keys[1] in entry:  # the usual case
-                continue
-            lacking = [key for key in keys if key not in entry]
-            if lacking:
-                raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has {metric} "
-                                 f"without its counts ({' and '.join(f'counts/{metric}/{key}' for key in lacking)} "
-                                 f"missing): the merged micro average sums them over the documents; write that "
-                                 f"shard's run file again with pytest --ocr-json=PATH")
+        kind, where, value = problem
+        if kind == "negative":
+            raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has the "
+                             f"negative count {value!r} at counts/{where}, which no run writes (the merged micro "
+                             f"average would be wrong, even negative); write that shard's run file again with "
+                             f"pytest --ocr-json=PATH")
+        raise MergeError(f"{name}: document {doc['id']!r} ({doc['engine']} / {doc['dataset']}) has {where} without "
+                         f"its counts ({' and '.join(f'counts/{where}/{key}' for key in value)} missing): the merged "
+                         f"micro average sums them over the documents; write that shard's run file again with pytest "
+                         f"--ocr-json=PATH")
 
 
 def _identity_difference(old: Any, new: Any) -> str:

@@ -40,7 +40,7 @@ from pytest_ocrmetrics.metrics.registry import METRICS
 from pytest_ocrmetrics.runfile.record import OUTCOMES
 
 __all__ = ["INDEX_KEY", "merge_entry", "index_entries", "index_pieces", "index_close", "hashed", "new_digest",
-           "indexed_parts", "micro_counts"]
+           "indexed_parts", "micro_counts", "counts_problem"]
 
 #: the run file's member that holds the index (shard files only)
 INDEX_KEY = "merge_index"
@@ -63,6 +63,40 @@ def micro_counts() -> dict[str, tuple[str, str]]:
         _MICRO.update({name: (spec.numerator, spec.denominator) for name, spec in METRICS.items()
                        if spec.aggregation == "micro" and spec.numerator and spec.denominator})
     return _MICRO
+
+
+def counts_problem(metrics: Any, counts: Mapping[str, Any], outcome: Any) -> tuple[str, str, Any] | None:
+    """The first thing about a document's counts that no run writes, which the merge refuses: ``("negative",
+    "METRIC/KEY", value)`` for a count below zero (the merged micro average would be wrong, even negative), or
+    ``("lacking", METRIC, [keys])`` for a scored micro-averaged metric without its numerator or denominator (the
+    summary sums them); None when there is none. Values that are not numbers are left to the structure checks.
+
+    >>> counts_problem({"cer": 0.5}, {"cer": {"errors": -1, "reference_length": 2}}, "passed")
+    ('negative', 'cer/errors', -1)
+    >>> counts_problem({"cer": 0.5}, {"cer": {"errors": 1}}, "passed"), counts_problem({"cer": 0.5}, {}, "skipped")
+    (('lacking', 'cer', ['reference_length']), None)
+    """
+    for metric, entry in counts.items():
+        try:
+            if not entry or min(entry.values()) >= 0:  # the usual case: one C-level pass per metric
+                continue
+        except TypeError:  # a value that is not a number (a run read without its structure checked)
+            pass
+        for key, value in entry.items():
+            if isinstance(value, (int, float)) and value < 0:
+                return "negative", f"{metric}/{key}", value
+    if outcome in ("filtered", "skipped"):  # not read by the summary
+        return None
+    micro = micro_counts()
+    for metric in metrics or ():
+        keys = micro.get(metric)
+        if keys is None:
+            continue
+        entry = counts.get(metric) or {}
+        if keys[0] in entry and keys[1] in entry:  # the usual case
+            continue
+        return "lacking", metric, [key for key in keys if key not in entry]
+    return None
 
 
 def merge_entry(document: Any) -> dict[str, Any] | None:

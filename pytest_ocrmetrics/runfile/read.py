@@ -237,7 +237,6 @@ def _kept_run(outside: str, lines: Sequence[str | bytes], index: list[Any] | Non
 
 
 _NUMBER_TYPES = frozenset({int, float})
-_OUTCOME_SET = frozenset(("passed", "failed", "error", "skipped", "filtered"))
 
 
 def _plain_entry(entry: dict[str, Any]) -> bool:
@@ -246,7 +245,7 @@ def _plain_entry(entry: dict[str, Any]) -> bool:
     :func:`_document` accepts of them), told in a few C-level passes per entry."""
     try:
         if not (type(entry["id"]) is str and type(entry["dataset"]) is str and type(entry["engine"]) is str
-                and type(entry["outcome"]) is str and entry["outcome"] in _OUTCOME_SET):
+                and type(entry["outcome"]) is str and entry["outcome"] in _OUTCOMES):
             return False
         metrics, counts = entry["metrics"], entry["counts"]
     except (KeyError, TypeError):
@@ -271,23 +270,16 @@ def _plain_entry(entry: dict[str, Any]) -> bool:
 
 
 def _plain_counts(metrics: dict[str, Any], counts: dict[str, Any], outcome: str) -> bool:
-    """Whether an entry's ``counts`` are numbers, finite, none negative, and hold both counts of each scored
-    micro-averaged metric: what the merge checks of every document (an entry that fails is read from its line, where
-    the merge refuses it with its own sentence)."""
+    """Whether an entry's ``counts`` are objects of finite numbers with nothing the merge refuses
+    (:func:`~pytest_ocrmetrics.runfile.merge_index.counts_problem`); an entry that fails is read from its line,
+    where the merge refuses it with its own sentence."""
+    from pytest_ocrmetrics.runfile.merge_index import counts_problem
+
     for numbers in counts.values():
         if (type(numbers) is not dict or not set(map(type, numbers.values())) <= _NUMBER_TYPES
-                or not math.isfinite(sum(numbers.values())) or (numbers and min(numbers.values()) < 0)):
+                or not math.isfinite(sum(numbers.values()))):
             return False
-    if outcome in ("filtered", "skipped"):  # not read by the summary
-        return True
-    from pytest_ocrmetrics.runfile.merge_index import micro_counts
-
-    micro = micro_counts()
-    for metric in metrics:
-        keys = micro.get(metric)
-        if keys is not None and not (keys[0] in counts.get(metric, ()) and keys[1] in counts.get(metric, ())):
-            return False
-    return True
+    return counts_problem(metrics, counts, outcome) is None
 
 
 def _read_text(path: Path) -> str:

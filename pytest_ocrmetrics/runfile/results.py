@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator, bootstrap_mean_intervals
-from pytest_ocrmetrics.metrics.registry import METRICS, in_registry_order
+from pytest_ocrmetrics.metrics.registry import in_registry_order
+from pytest_ocrmetrics.runfile.merge_index import micro_counts
 from pytest_ocrmetrics.runfile.record import (
     OUTCOMES,
     RECORD_ENCODER,
@@ -213,7 +214,7 @@ def _index_entry(entry: _Entry, summary: _SummaryValues) -> dict[str, Any]:
         name = item[0]
         metrics[name] = item[1]
         if len(item) == 4:  # (name, value, numerator, denominator): the counts as far as the record has them
-            numerator, denominator = _MICRO_COUNTS[name]
+            numerator, denominator = micro_counts()[name]
             kept = counts[name] = {}
             if item[2] is not None:
                 kept[numerator] = item[2]
@@ -258,16 +259,13 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
         return None
     values: list[tuple[Any, ...]] = []
     nulls = False  # a micro count that is there but null (not an entry of a merge index)
+    micro_of = micro_counts()
     for name, value in metrics.items():
         if type(value) not in _PLAIN_NUMBER or type(name) is not str or not name.isascii():
             return None
         name = _NAMES.setdefault(name, name)  # one string per metric name, not one per record decoded under xdist
-        micro = _MICRO_COUNTS.get(name)
-        if micro is None:
-            spec = METRICS.get(name)
-            micro = _MICRO_COUNTS[name] = ((spec.numerator, spec.denominator)
-                                           if spec is not None and spec.aggregation == "micro" else ())
-        if micro and name in counts:
+        micro = micro_of.get(name)
+        if micro is not None and name in counts:
             c = counts[name]
             if type(c) is not dict:
                 return None
@@ -294,10 +292,6 @@ def _indexable(rec: Mapping[str, Any], counts: Mapping[str, Any], tags: Any) -> 
             and type(rec.get("truncated", False)) is bool and type(details) is dict and "facts" not in details
             and ("tags" not in rec or (type(tags) is list and set(map(type, tags)) <= {str}))
             and set(map(type, counts.values())) <= {dict})
-
-
-# metric name -> (numerator, denominator) of a micro-averaged metric, () for any other (an unregistered name too)
-_MICRO_COUNTS: dict[str, tuple[str | None, ...]] = {}
 
 
 def _merge(records: list[tuple[dict[str, Any], str]]) -> dict[str, Any]:
@@ -602,16 +596,11 @@ def _accumulator(accumulators: dict[str, MetricAccumulator], name: str) -> Metri
 def add_to_accumulators(accumulators: dict[str, MetricAccumulator], record: Mapping[str, Any]) -> None:
     """Feed one document's metrics (with their counts, for micro averages) into per-metric accumulators."""
     counts = record.get("counts") or {}
+    micro_of = micro_counts()
     for name, value in (record.get("metrics") or {}).items():
-        micro = _MICRO_COUNTS.get(name)
-        if micro is None:  # each metric's registry entry looked up once (this runs per metric of every document)
-            spec = METRICS.get(name)
-            micro = _MICRO_COUNTS[name] = ((spec.numerator, spec.denominator)
-                                           if spec is not None and spec.aggregation == "micro" else ())
-        acc = accumulators.get(name)
-        if acc is None:
-            acc = accumulators[name] = MetricAccumulator(name)
-        if micro and name in counts:
+        micro = micro_of.get(name)
+        acc = _accumulator(accumulators, name)
+        if micro is not None and name in counts:
             c = counts[name]
             acc.add(value, c.get(micro[0]), c.get(micro[1]))
         else:
