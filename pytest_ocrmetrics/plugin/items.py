@@ -144,8 +144,14 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-class OcrDatasetCollector(pytest.Collector):
-    """A dataset given with ``--ocr-dataset`` and no Python test: one item per document × engine."""
+class OcrDatasetCollector(pytest.Directory):
+    """A dataset given with ``--ocr-dataset`` and no Python test: one item per document × engine.
+
+    A :class:`pytest.Directory`, so that pytest loads the ``conftest.py`` files from the rootdir down to the dataset
+    folder when it collects it, as it does for a folder of test files: the plugin keeps pytest's own walk out of the
+    dataset (its images), and without this the hooks of those conftests (``pytest_runtest_makereport``,
+    ``pytest_runtest_logreport``, ...) were not called for the dataset's tests.
+    """
 
     def __init__(self, *, dataset_path: Path, dataset_name: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -189,3 +189,29 @@ def test_ctrl_c_marks_the_run_interrupted(pytester: pytest.Pytester, dataset: Pa
     run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
     assert run["interrupted"] is True
     assert [d["id"] for d in run["documents"]] == ["doc_001.png"]
+
+
+@pytest.mark.xdist_transport
+def test_the_rootdirs_conftest_hooks_see_the_dataset_tests(pytester: pytest.Pytester, dataset: Path,
+                                                          plugin_args: list[str]) -> None:
+    # the plugin keeps pytest's walk out of the dataset folder; pytest still loads the conftest files down to it
+    # when it collects the dataset, so their per-test hooks are called for its tests as for a folder of test files
+    pytester.makeconftest(
+        """
+        import pytest
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_makereport(item, call):
+            report = yield
+            report.sections.append(("conftest", "seen by the rootdir's conftest"))
+            return report
+
+        def pytest_runtest_setup(item):
+            if item.name.endswith("doc_003.png"):
+                pytest.skip("skipped by the conftest")
+        """
+    )
+    result = pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "-rsP", *plugin_args)
+    result.assert_outcomes(passed=2, skipped=1)
+    result.stdout.fnmatch_lines(["*skipped by the conftest*"])
+    assert result.stdout.str().count("seen by the rootdir's conftest") >= 2
