@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_ocrmetrics.core.documents import Document
 from pytest_ocrmetrics.engines.base import OcrOutput
 from pytest_ocrmetrics.runfile import record as records
 from pytest_ocrmetrics.runfile.read import validate_run
 from pytest_ocrmetrics.runfile.record import (
+    RECORD_ENCODER,
     RUN_SCHEMA_ID,
     SCHEMA_PATH,
     DocumentRecord,
@@ -23,6 +26,7 @@ from pytest_ocrmetrics.runfile.record import (
     envelope,
     light_record,
     pack_envelope,
+    record_texts,
     run_schema,
     scored_record,
     unpack_envelope,
@@ -179,3 +183,26 @@ def test_the_controller_spools_a_workers_record_text_as_it_would_encode_the_reco
         written = [dict(d) for d in from_text.documents()]
         assert json.dumps(written, allow_nan=True) == json.dumps([dict(d) for d in direct.documents()], allow_nan=True)
         assert list(from_text.documents().json_texts(json.dumps)) == list(direct.documents().json_texts(json.dumps))
+
+
+_JSON_LEAF = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=8))
+_JSON = st.recursive(_JSON_LEAF, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                          st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+                     max_leaves=8)
+_KEYS = st.sampled_from(["id", "metrics", "reference", "hypothesis", "confusions", "details", "", '"', "reference\""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_KEYS, _JSON, max_size=7), st.sets(st.sampled_from(["reference", "hypothesis", "confusions"])))
+def test_a_records_two_texts_are_what_the_encoder_writes(record: dict[str, Any], nulls: set[str]) -> None:
+    # the worker encodes the members its whole and its light record share once (runfile.record.record_texts):
+    # byte for byte the encoder's texts of both, whatever the keys' order, values, and which texts are missing
+    for key in nulls & set(record):
+        record[key] = None
+    whole, light = record_texts(record)
+    assert whole == RECORD_ENCODER.encode(record)
+    expected = light_record(record)
+    if light is None:  # no text or pairs to leave out: the controller decodes the whole text, the same record
+        assert expected is None or expected == record
+    else:
+        assert expected is not None and light == RECORD_ENCODER.encode(expected)

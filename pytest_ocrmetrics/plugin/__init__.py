@@ -179,6 +179,10 @@ def pytest_report_from_serializable(config: pytest.Config, data: Any) -> Generat
         from pytest_ocrmetrics.runfile.record import unpack_envelope
 
         report.ocr_envelope = unpack_envelope(sent)
+    if hasattr(report, "ocr_properties"):  # its JUnit properties as one text (plugin.transport)
+        from pytest_ocrmetrics.plugin.transport import unpack_properties
+
+        unpack_properties(report)
     return report
 
 

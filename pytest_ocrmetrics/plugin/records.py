@@ -103,6 +103,10 @@ def add_record(item: pytest.Item, report: Any) -> Any:
             properties.append(("ocr.filtered", "true"))
         item.user_properties.extend(properties)
         report.user_properties = list(item.user_properties)
+        item_state.junit_properties = properties
+    ours = item_state.junit_properties
+    if ours and report.user_properties[-len(ours):] == ours and plugin_state(item.config).run_config.is_worker:
+        report.ocr_properties = len(ours)  # sent as one text: see transport.clean_serialized
     if when == "teardown":  # the item lives until the session ends; its OCR state need not (a rerun makes it anew)
         del item.stash[ITEM_STATE]
     return report

@@ -43,6 +43,8 @@ class ItemState:
     output: OcrOutput | None = None
     filtered: str | None = None
     recorded: bool = False
+    # the JUnit properties the record added to the item's (on an xdist worker, its reports send them as one text)
+    junit_properties: list[tuple[str, str]] = field(default_factory=list)
     # the test's ocr_thresholds limits, read from its markers once (or why they are wrong: the test fails with it)
     limits: dict[str, float] = field(default_factory=dict)
     limits_error: str | None = None

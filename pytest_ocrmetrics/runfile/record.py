@@ -409,17 +409,58 @@ def pack_envelope(value: Envelope) -> dict[str, Any]:
     from pytest_ocrmetrics.core.safe_text import clean_run, clean_text, clean_utf8
 
     record = value["record"]
-    text = None if record is None else RECORD_ENCODER.encode(record)
+    texts = None if record is None else record_texts(record)
     transport, replaced = clean_run(value["transport"])
-    if replaced or (text is not None and clean_utf8(text) is None):  # something to replace: value by value
+    if replaced or (texts is not None and clean_utf8(texts[0]) is None):  # something to replace: value by value
         value = clean_envelope(value)
         record, transport = value["record"], value["transport"]
-        text = None if record is None else RECORD_ENCODER.encode(record)
-    light = None if record is None else light_record(record)
-    packed = {"nodeid": clean_text(value["nodeid"])[0], "record": None, "record_json": text, "transport": transport}
-    if light is not None:
-        packed["record_light"] = RECORD_ENCODER.encode(light)
+        texts = None if record is None else record_texts(record)
+    packed = {"nodeid": clean_text(value["nodeid"])[0], "record": None,
+              "record_json": None if texts is None else texts[0], "transport": transport}
+    if texts is not None and texts[1] is not None:
+        packed["record_light"] = texts[1]
     return packed
+
+
+# each placeholder's JSON text, as the encoder writes it
+_PLACEHOLDER_TEXTS = {key: RECORD_ENCODER.encode(value) for key, value in LIGHT_PLACEHOLDERS.items()}
+
+
+def record_texts(record: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The JSON texts of ``record`` and of its :func:`light_record` (None when it has none), each byte for byte
+    ``RECORD_ENCODER``'s.
+
+    The members the two share (names, metrics, counts, checks: all but the texts and the confusion pairs) are encoded
+    once, in runs (one C call each), and joined as the encoder joins a dict's members (``", "`` between them,
+    ``": "`` after each key) with the texts' and pairs' own encodings, or their placeholders' (the light form).
+
+    >>> record_texts({"id": "a", "reference": "b", "n": 1, "confusions": [["b", "c", 1]]})
+    ('{"id": "a", "reference": "b", "n": 1, "confusions": [["b", "c", 1]]}', '{"id": "a", "reference": "", "n": 1, "confusions": []}')
+    >>> record_texts({"id": "a", "hypothesis": None})
+    ('{"id": "a", "hypothesis": null}', None)
+    """
+    encode = RECORD_ENCODER.encode
+    whole: list[str] = []
+    light: list[str] = []
+    run: dict[Any, Any] = {}
+    for key, value in record.items():
+        if key in _PLACEHOLDER_TEXTS and value is not None:
+            if run:
+                shared = encode(run)[1:-1]
+                whole.append(shared)
+                light.append(shared)
+                run = {}
+            whole.append(f'"{key}": {encode(value)}')
+            light.append(f'"{key}": {_PLACEHOLDER_TEXTS[key]}')
+        else:
+            run[key] = value
+    if not whole:  # nothing to replace: the record is one run
+        return encode(record), None
+    if run:
+        shared = encode(run)[1:-1]
+        whole.append(shared)
+        light.append(shared)
+    return "{" + ", ".join(whole) + "}", "{" + ", ".join(light) + "}"
 
 
 def unpack_envelope(sent: Mapping[str, Any]) -> Envelope:

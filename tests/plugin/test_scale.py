@@ -13,6 +13,7 @@ import json
 import random
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,75 @@ def test_junit_carries_the_metrics_that_matter_by_default(pytester: pytest.Pytes
     assert "ocr.field_f1" not in props["replay-doc_002.png"]  # no fields in its ground truth: not computed
     run = json.loads((pytester.path / "run.json").read_text(encoding="utf-8"))
     assert "ser" in run["documents"][0]["metrics"]  # the run file keeps every computed metric
+
+
+_REPORTS_SEEN = """
+import json
+
+WORKER = []
+
+def pytest_configure(config):
+    WORKER.append(hasattr(config, "workerinput"))
+
+def pytest_runtest_logreport(report):
+    if WORKER[-1]:
+        return  # the controller's reports: what JUnit and every other plugin there read
+    pairs = [[type(pair).__name__, *pair] for pair in report.user_properties]
+    with open("seen.jsonl", "a", encoding="utf-8") as out:
+        out.write(json.dumps([report.nodeid, report.when, pairs]) + "\\n")
+"""
+
+
+def _seen(root: Path) -> dict[tuple[str, str], list[list[Any]]]:
+    lines = (root / "seen.jsonl").read_text(encoding="utf-8").splitlines()
+    return {(nodeid, when): pairs for nodeid, when, pairs in map(json.loads, lines)}
+
+
+@pytest.mark.xdist_transport
+def test_junit_properties_reach_the_controller_whole_and_in_order(pytester: pytest.Pytester, dataset: Path,
+                                                                   plugin_args: list[str]) -> None:
+    # an xdist worker sends the OCR properties at the end of a report's user_properties as one text (execnet writes
+    # a list's tuples value by value); the controller's reports must hold what the worker's held, as tuples
+    pytester.makeconftest(_REPORTS_SEEN)
+    pytester.runpytest("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "--junitxml=out.xml",
+                       *plugin_args).assert_outcomes(passed=3)
+    ocr = ["ocr.engine", "ocr.dataset", "ocr.document", "ocr.cer", "ocr.wer"]
+    root = ET.parse(pytester.path / "out.xml").getroot()
+    case = next(c for c in root.iter("testcase") if c.get("name") == "replay-doc_002.png")
+    assert [p.get("name") for p in case.iter("property")] == ocr
+    assert [p.get("value") for p in case.iter("property")][:3] == ["replay", "invoices", "doc_002.png"]
+    seen = _seen(pytester.path)
+    call = seen[("invoices::replay-doc_002.png", "call")]
+    assert [name for _, name, _ in call] == ocr and {kind for kind, _, _ in call} == {"tuple"}
+    assert seen[("invoices::replay-doc_002.png", "teardown")] == call
+
+    # a test function's own properties around them: one before its OCR properties, one added at teardown
+    (pytester.path / "seen.jsonl").unlink()
+    pytester.makepyfile(
+        """
+        import pytest
+
+        pytestmark = pytest.mark.ocr_dataset("invoices")
+
+        @pytest.fixture
+        def noted(record_property):
+            record_property("mine.before", 7)
+            yield
+            record_property("mine.after", ("a", "tuple"))
+
+        def test_doc(noted, ocr_score):
+            pass
+        """
+    )
+    pytester.runpytest("--ocr-engine=replay:preds", "--junitxml=fn.xml", *plugin_args).assert_outcomes(passed=3)
+    seen = _seen(pytester.path)
+    nodeid = "test_junit_properties_reach_the_controller_whole_and_in_order.py::test_doc[replay-doc_002.png]"
+    call, teardown = seen[(nodeid, "call")], seen[(nodeid, "teardown")]
+    assert call[0] == ["tuple", "mine.before", 7] and [name for _, name, _ in call[1:]] == ocr
+    assert teardown[:-1] == call and teardown[-1] == ["tuple", "mine.after", ["a", "tuple"]]
+    root = ET.parse(pytester.path / "fn.xml").getroot()
+    case = next(c for c in root.iter("testcase") if c.get("name") == "test_doc[replay-doc_002.png]")
+    assert [p.get("name") for p in case.iter("property")] == ["mine.before", *ocr, "mine.after"]
 
 
 def test_junit_properties_all_and_its_ini_twin(pytester: pytest.Pytester, dataset: Path, plugin_args: list[str]) -> None:
