@@ -105,7 +105,7 @@ def add_record(item: pytest.Item, report: Any) -> Any:
         report.user_properties = list(item.user_properties)
         item_state.junit_properties = properties
     ours = item_state.junit_properties
-    if ours and report.user_properties[-len(ours):] == ours and plugin_state(item.config).run_config.is_worker:
+    if ours and plugin_state(item.config).run_config.is_worker and report.user_properties[-len(ours):] == ours:
         report.ocr_properties = len(ours)  # sent as one text: see transport.clean_serialized
     if when == "teardown":  # the item lives until the session ends; its OCR state need not (a rerun makes it anew)
         del item.stash[ITEM_STATE]
