@@ -203,6 +203,6 @@ def test_a_records_two_texts_are_what_the_encoder_writes(record: dict[str, Any],
     assert whole == RECORD_ENCODER.encode(record)
     expected = light_record(record)
     if light is None:  # no text or pairs to leave out: the controller decodes the whole text, the same record
-        assert expected is None or expected == record
+        assert expected is None
     else:
         assert expected is not None and light == RECORD_ENCODER.encode(expected)

@@ -367,7 +367,9 @@ LIGHT_PLACEHOLDERS: dict[str, Any] = {"reference": "", "hypothesis": "", "confus
 
 def light_record(record: Mapping[str, Any]) -> dict[str, Any] | None:
     """The record with its texts and confusion pairs (most of its size, and most of the values a JSON decoder
-    makes) replaced by :data:`LIGHT_PLACEHOLDERS`, its keys and their order kept; None when it has none of them.
+    makes) replaced by :data:`LIGHT_PLACEHOLDERS` (a null text stays null: no output), its keys and their order
+    kept; None when it has none to replace (the light form would be the record). :func:`record_texts` writes its JSON
+    text.
 
     What the controller of an xdist run reads of a record (its names, metrics and counts, checks, flags; whether it
     has an output) is all there: the controller decodes this form and writes the record's whole text as the worker
@@ -376,13 +378,14 @@ def light_record(record: Mapping[str, Any]) -> dict[str, Any] | None:
     >>> light_record({"id": "a", "hypothesis": "long text", "confusions": [["a", "b", 1]], "cached": False})
     {'id': 'a', 'hypothesis': '', 'confusions': [], 'cached': False}
     """
-    if not any(key in record for key in LIGHT_PLACEHOLDERS):
+    if not any(_left_out(key, value) for key, value in record.items()):
         return None
-    light = dict(record)
-    for key, placeholder in LIGHT_PLACEHOLDERS.items():
-        if key in light and light[key] is not None:
-            light[key] = placeholder
-    return light
+    return {key: LIGHT_PLACEHOLDERS[key] if _left_out(key, value) else value for key, value in record.items()}
+
+
+def _left_out(key: Any, value: Any) -> bool:
+    """Whether the light form of a record replaces this member with its placeholder."""
+    return key in LIGHT_PLACEHOLDERS and value is not None
 
 
 def pack_envelope(value: Envelope) -> dict[str, Any]:
@@ -427,8 +430,8 @@ _PLACEHOLDER_TEXTS = {key: RECORD_ENCODER.encode(value) for key, value in LIGHT_
 
 
 def record_texts(record: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The JSON texts of ``record`` and of its :func:`light_record` (None when it has none), each byte for byte
-    ``RECORD_ENCODER``'s.
+    """The JSON texts of ``record`` and of its :func:`light_record` (None when there is nothing to leave out), each
+    byte for byte ``RECORD_ENCODER``'s.
 
     The members the two share (names, metrics, counts, checks: all but the texts and the confusion pairs) are encoded
     once, in runs (one C call each), and joined as the encoder joins a dict's members (``", "`` between them,
@@ -444,7 +447,7 @@ def record_texts(record: Mapping[str, Any]) -> tuple[str, str | None]:
     light: list[str] = []
     run: dict[Any, Any] = {}
     for key, value in record.items():
-        if key in _PLACEHOLDER_TEXTS and value is not None:
+        if _left_out(key, value):
             if run:
                 shared = encode(run)[1:-1]
                 whole.append(shared)
