@@ -221,10 +221,27 @@ def _best_window_by_brute_force(error_columns: list[int], n: int, width: int) ->
     return min(max(centred, last - width + 1, 0), first, n - width)
 
 
-@given(st.lists(st.integers(0, 120), max_size=40, unique=True), st.integers(1, 130), st.integers(1, 30))
-def test_best_window_is_the_first_densest_window_centred(columns: list[int], n: int, width: int) -> None:
+def _runs(error_columns: list[int], cuts: list[bool]) -> tuple[list[int], list[int]]:
+    """The error columns as runs of consecutive columns, a run also cut where ``cuts`` says (blocks that touch: a
+    replacement then a deletion)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for k, column in enumerate(error_columns):
+        if ends and ends[-1] == column and not cuts[k % len(cuts)]:
+            ends[-1] += 1
+        else:
+            starts.append(column)
+            ends.append(column + 1)
+    return starts, ends
+
+
+@given(st.lists(st.integers(0, 120), max_size=40, unique=True), st.integers(1, 130), st.integers(1, 30),
+       st.lists(st.booleans(), min_size=1, max_size=8))
+def test_best_window_is_the_first_densest_window_centred(columns: list[int], n: int, width: int,
+                                                         cuts: list[bool]) -> None:
     error_columns = sorted(c for c in columns if c < n)
-    assert diff._best_window(error_columns, n, width) == _best_window_by_brute_force(error_columns, n, width)
+    starts, ends = _runs(error_columns, cuts)
+    assert diff._best_window(starts, ends, n, width) == _best_window_by_brute_force(error_columns, n, width)
 
 
 def test_rendered_columns_are_kept_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

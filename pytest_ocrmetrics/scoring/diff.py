@@ -44,8 +44,6 @@ from __future__ import annotations
 import unicodedata
 from bisect import bisect_right
 from functools import lru_cache
-from itertools import count, repeat
-from operator import sub
 from typing import Any, Sequence, cast
 
 import regex
@@ -195,17 +193,33 @@ def _align(a: str, b: str) -> tuple[list[_Block], bool]:
     return blocks, truncated
 
 
-def _best_window(error_columns: Sequence[int], n: int, width: int) -> int:
-    """Start of the ``width`` of ``n`` columns holding most of the (sorted) ``error_columns``, shifted to centre the
-    errors it holds (the first such window when several hold as many)."""
-    if n <= width or not error_columns:
+def _best_window(run_starts: Sequence[int], run_ends: Sequence[int], n: int, width: int) -> int:
+    """Start of the ``width`` of ``n`` columns holding most error columns, shifted to centre the errors it holds (the
+    first such window when several hold as many). The error columns are given as runs, in order: run ``r`` covers
+    columns ``run_starts[r]`` to ``run_ends[r] - 1`` (adjacent runs may touch).
+
+    A best window can always start at an error, and then at the start of a run: moving a window that starts inside a
+    run back to the run's start gains that many errors on the left and loses at most as many on the right. So only
+    the runs' starts are tried, in one sweep (each run enters and leaves the window once): no step per column.
+    """
+    runs = len(run_starts)
+    if n <= width or not runs:
         return 0
-    # a best window can always start at an error: the k-th error's window holds the errors up to column + width - 1
-    ends = map(bisect_right, repeat(error_columns), map((width - 1).__add__, error_columns))
-    inside = list(map(sub, ends, count()))
-    best = max(inside)
-    k = inside.index(best)  # the first window holding the most
-    first, last = error_columns[k], error_columns[k + best - 1]
+    best = best_k = best_j = -1
+    j = 0  # the runs k .. j - 1 start inside the window starting at run k; ``errors``: their columns
+    errors = 0
+    for k in range(runs):
+        end = run_starts[k] + width
+        while j < runs and run_starts[j] < end:
+            errors += run_ends[j] - run_starts[j]
+            j += 1
+        past = run_ends[j - 1] - end  # the columns of the last run past the window's end
+        held = errors - past if past > 0 else errors
+        if held > best:  # the first window holding the most
+            best, best_k, best_j = held, k, j
+        errors -= run_ends[k] - run_starts[k]
+    first = run_starts[best_k]
+    last = min(first + width, run_ends[best_j - 1]) - 1  # the last error column in that window
     centred = (first + last + 1) // 2 - width // 2
     # any start in [last - width + 1, first] keeps every error of the window in it
     return min(max(centred, last - width + 1, 0), first, n - width)
@@ -252,17 +266,20 @@ def worst_region(reference: str, hypothesis: str, *, width: int = 60, alignment:
         blocks, truncated = _align(ref_codes, hyp_codes) if n_ref or n_hyp else ([], False)
     if not n_ref and not n_hyp:
         return "ref: (empty)\nhyp: (empty)\n     "
-    error_columns: list[int] = []
-    extend = error_columns.extend
-    n = 0  # columns
+    columns = [0]  # each block's first column (a block is as wide as its longer side), then the total
+    run_starts: list[int] = []  # the blocks that differ: their first and past-the-end columns
+    run_ends: list[int] = []
+    n = 0
     for tag, i1, i2, j1, j2 in blocks:
         size = i2 - i1 if i2 - i1 > j2 - j1 else j2 - j1
         if tag != "equal":
-            extend(range(n, n + size))
+            run_starts.append(n)
+            run_ends.append(n + size)
         n += size
+        columns.append(n)
     width = max(1, min(width, n))
-    start = _best_window(error_columns, n, width)
-    ref_cells, hyp_cells, marks = _render(blocks, ref_units, hyp_units, start, start + width)
+    start = _best_window(run_starts, run_ends, n, width)
+    ref_cells, hyp_cells, marks = _render(blocks, columns, ref_units, hyp_units, start, start + width)
     prefix = "…" if start > 0 else ""
     suffix = "…" if start + width < n or truncated else ""
     pad = " " * len(prefix)
@@ -273,21 +290,21 @@ def worst_region(reference: str, hypothesis: str, *, width: int = 60, alignment:
     return "\n".join(lines)
 
 
-def _render(blocks: list[_Block], ref_units: Sequence[str], hyp_units: Sequence[str], start: int,
-            end: int) -> tuple[list[str], list[str], list[str]]:
-    """The padded reference cells, hypothesis cells and markers of columns ``start`` to ``end``."""
+def _render(blocks: list[_Block], columns: Sequence[int], ref_units: Sequence[str], hyp_units: Sequence[str],
+            start: int, end: int) -> tuple[list[str], list[str], list[str]]:
+    """The padded reference cells, hypothesis cells and markers of columns ``start`` to ``end`` (``columns``: each
+    block's first column); only the blocks in the window are visited."""
     ref_cells: list[str] = []
     hyp_cells: list[str] = []
     marks: list[str] = []
-    column = 0
     cells = _COLUMNS
-    for tag, i1, i2, j1, j2 in blocks:
-        size = max(i2 - i1, j2 - j1)
-        if column + size <= start:
-            column += size
-            continue
+    first = bisect_right(columns, start) - 1  # the block holding column ``start``
+    for b in range(first, len(blocks)):
+        column = columns[b]
         if column >= end:
             break
+        tag, i1, i2, j1, j2 = blocks[b]
+        size = columns[b + 1] - column
         differs = tag != "equal"
         for k in range(max(0, start - column), min(size, end - column)):
             key = (ref_units[i1 + k] if i1 + k < i2 else None, hyp_units[j1 + k] if j1 + k < j2 else None, differs)
@@ -300,7 +317,6 @@ def _render(blocks: list[_Block], ref_units: Sequence[str], hyp_units: Sequence[
             ref_cells.append(shown[0])
             hyp_cells.append(shown[1])
             marks.append(shown[2])
-        column += size
     return ref_cells, hyp_cells, marks
 
 
