@@ -120,10 +120,14 @@ def _may_need_cleaning(value: Any) -> bool:
     (the exact walk then decides).
     """
     try:
-        text = json.dumps(value, ensure_ascii=True, check_circular=False, default=repr)
+        text = _ASCII_ENCODER.encode(value)
     except (TypeError, ValueError):  # keys json cannot write (tuples): walk it
         return True
     return _UNENCODABLE_ESCAPE.search(text) is not None
+
+
+# one encoder for every call (``json.dumps`` with options builds a new one each time: a cost per xdist report)
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, check_circular=False, default=repr)
 
 
 # the ensure_ascii escapes of what clean_text may replace: surrogates, U+FDD0..U+FDEF, U+FFFE, U+FFFF

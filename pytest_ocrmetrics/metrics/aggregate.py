@@ -201,8 +201,9 @@ def bootstrap_mean_intervals(
 _NUMPY_CHUNK = 250_000
 _NUMPY_MAX_CHUNK = 1_000_000
 _NUMPY_MIN_ROWS = 48
-# below this many index draws the pure-Python loop is fast enough, and numpy is not imported (a tenth of a second)
-_NUMPY_MIN_DRAWS = 500_000
+# below this many index draws the pure-Python loop is fast enough, and numpy is not imported (a tenth of a second):
+# eight metrics' intervals took as long either way (import included) at about 300 documents x 1,000 resamples
+_NUMPY_MIN_DRAWS = 300_000
 
 
 def _numpy_resample_means(populations: Sequence[Sequence[float]], seed: int,
