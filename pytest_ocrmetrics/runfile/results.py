@@ -15,11 +15,13 @@ text rather than decoding and encoding it again.
 from __future__ import annotations
 
 import json
+import math
 import platform
 import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator, bootstrap_mean_intervals
@@ -570,7 +572,21 @@ class _Group:
         self.outcomes: Counter[str] = Counter()
         self.cache_hits = 0
         self.truncated = 0
-        self.accumulators: dict[str, MetricAccumulator] = {}
+        self._accumulators: dict[str, MetricAccumulator] = {}
+        # per metric, the summary values added and not yet in its accumulator: added column by column when read
+        self._columns: dict[str, list[tuple[Any, ...]]] = {}
+
+    @property
+    def accumulators(self) -> dict[str, MetricAccumulator]:
+        """Each metric's accumulator, in the order the metrics first came."""
+        if self._columns:
+            for name, items in self._columns.items():
+                acc = _accumulator(self._accumulators, name)
+                if not _add_column(acc, items):  # something the accumulator refuses: value by value, its sentence
+                    for item in items:
+                        acc.add(*item[1:])
+            self._columns = {}
+        return self._accumulators
 
     def add(self, rec: Mapping[str, Any], values: tuple[tuple[Any, ...], ...] | None = None) -> None:
         """Count one document; ``values``: its :func:`_summary_values` when known (else read from its record)."""
@@ -582,8 +598,38 @@ class _Group:
             if values is None:
                 add_to_accumulators(self.accumulators, rec)
             else:
-                for name, *value in values:  # (name, value) or (name, value, numerator, denominator)
-                    _accumulator(self.accumulators, name).add(*value)
+                columns = self._columns
+                for item in values:  # (name, value) or (name, value, numerator, denominator)
+                    column = columns.get(item[0])
+                    if column is None:
+                        column = columns[item[0]] = []
+                    column.append(item)
+
+
+def _add_column(acc: MetricAccumulator, items: list[tuple[Any, ...]]) -> bool:
+    """Add one metric's summary values to its accumulator in bulk (a few C passes instead of a checked call per
+    document), as :meth:`MetricAccumulator.add` would one by one; False, adding nothing, when one of them is not what
+    it accepts without a word (not a plain number, NaN, counts on some documents only): the caller adds them one by one,
+    so the accumulator raises its own sentence."""
+    sizes = set(map(len, items))
+    values = list(map(itemgetter(1), items))
+    if not set(map(type, values)) <= {int, float}:
+        return False
+    values = list(map(float, values))
+    if any(map(math.isnan, values)):
+        return False
+    if sizes == {2} and not acc.numerators:
+        acc.values.extend(values)
+        return True
+    if sizes == {4} and (acc.numerators or not acc.values):
+        numerators, denominators = list(map(itemgetter(2), items)), list(map(itemgetter(3), items))
+        if None in numerators or None in denominators:
+            return False
+        acc.values.extend(values)
+        acc.numerators.extend(numerators)
+        acc.denominators.extend(denominators)
+        return True
+    return False
 
 
 def _accumulator(accumulators: dict[str, MetricAccumulator], name: str) -> MetricAccumulator:

@@ -184,6 +184,41 @@ def test_a_record_of_unusual_shape_sends_the_summary_back_to_the_records(monkeyp
     assert reads  # read back, as before: the same error
 
 
+@pytest.mark.parametrize(("bad", "error", "match"), [
+    ({"metrics": {"cer": float("nan")}}, ValueError, "cer: value is NaN"),
+    ({"metrics": {"cer": True}}, TypeError, "value must be a number, not bool"),
+    ({"counts": {}}, ValueError, "some documents were added with counts and some without"),
+    ({"counts": {"cer": {"errors": None, "reference_length": 4}}}, ValueError, "give both numerator and denominator"),
+])
+def test_values_the_accumulator_refuses_from_the_index_raise_its_own_sentence(
+        bad: dict[str, Any], error: type[Exception], match: str) -> None:
+    # the index's values are added to the accumulators a metric at a time; one it refuses sends that metric back
+    # to the one-by-one path, so the run's builder says the same sentence as before
+    results = RunResults()
+    for i in range(3):
+        results.add(_record(f"doc_{i}"), "passed")
+    results.add({**_record("z"), **bad}, "passed")
+    with pytest.raises(error, match=match):
+        results.summary(resamples=5)
+    slow = RunResults()
+    for rec in ([_record(f"doc_{i}") for i in range(3)] + [{**_record("z"), **bad}]):
+        slow.add(rec, "passed")
+    with pytest.raises(error, match=match):
+        slow.summary(list(slow.documents()), resamples=5)
+
+
+def test_the_index_path_adds_whole_columns_the_accumulators_keep_in_order() -> None:
+    results = RunResults()
+    for i, cer in enumerate([0.5, 0, 1, 0.25]):  # an int among the floats: kept as a float, as one by one
+        results.add(_record(f"doc_{i}", metrics={"cer": cer, "wer": 0.5}), "passed")
+    (row,) = results.summary(resamples=0)
+    assert list(row["metrics"]) == ["cer", "wer"]
+    assert row["metrics"]["cer"]["n"] == 4 and row["metrics"]["cer"]["mean"] == 0.4375
+    assert row["metrics"]["cer"]["numerator"] == 4.0 and row["metrics"]["cer"]["denominator"] == 16.0
+    assert row["metrics"]["wer"]["numerator"] is None  # no counts for wer: its micro is its mean
+    assert row == results.summary(list(results.documents()), resamples=0)[0]
+
+
 def test_tags_and_facts_still_get_their_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     results = RunResults()
     results.add(_record("a", tags=["receipt"]), "passed")
@@ -579,3 +614,14 @@ def test_a_score_counts_its_confusions_when_they_are_read() -> None:
     assert scored_record(score)["confusions"] == [["O", "0", 1], ["0", "O", 1]]
     no_text = score_document(Document(id="b", dataset="d", image_path=None), OcrOutput(text="x"), engine="e")
     assert no_text.confusions == () and scored_record(no_text)["confusions"] == []
+
+
+def test_a_column_that_would_mix_counts_into_an_accumulator_is_left_to_it() -> None:
+    from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator
+    from pytest_ocrmetrics.runfile.results import _add_column
+
+    with_counts = MetricAccumulator("cer", [0.5], [1], [2])
+    assert not _add_column(with_counts, [("cer", 0.5)]) and with_counts.values == [0.5]  # nothing added
+    without = MetricAccumulator("cer", [0.5])
+    assert not _add_column(without, [("cer", 0.5, 1, 2)]) and without.numerators == []
+    assert _add_column(with_counts, [("cer", 1, 3, 4)]) and with_counts.values == [0.5, 1.0]
