@@ -255,6 +255,19 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
     numerator and denominator for a micro-averaged metric. None for a record of unusual shape (a value that is not a
     plain number, counts that are not objects, a name that is not plain text): the summary then reads the records.
     """
+    found = _metric_values(rec)
+    if found is None:
+        return None
+    values, nulls = found
+    counts = rec.get("counts") or {}
+    tags = rec.get("tags")
+    return _SummaryValues(rec.get("cached"), rec.get("truncated"), values, tags,
+                          not nulls and _indexable(rec, counts, tags))
+
+
+def _metric_values(rec: Mapping[str, Any]) -> tuple[tuple[tuple[Any, ...], ...], bool] | None:
+    """The summary's values of a record (see :func:`_summary_values`), and whether a micro count is there but null;
+    None for a record of unusual shape."""
     metrics = rec.get("metrics") or {}
     counts = rec.get("counts") or {}
     if type(metrics) is not dict or type(counts) is not dict:
@@ -279,9 +292,7 @@ def _summary_values(rec: Mapping[str, Any]) -> _SummaryValues | None:
             values.append((name, value, numerator, denominator))
         else:
             values.append((name, value))
-    tags = rec.get("tags")
-    return _SummaryValues(rec.get("cached"), rec.get("truncated"), tuple(values), tags,
-                          not nulls and _indexable(rec, counts, tags))
+    return tuple(values), nulls
 
 
 def _indexable(rec: Mapping[str, Any], counts: Mapping[str, Any], tags: Any) -> bool:
@@ -463,9 +474,11 @@ class RunResults:
             # what the summary reads of each document, kept when it was added: no record is read back
             for rec, values in documents._summary_records():
                 _group(groups, (rec["engine"], rec["dataset"])).add(rec, values)
-        else:
+        else:  # documents read back or given (a merge's): their values a column at a time where they are plain
             for document in documents:
-                _group(groups, (document["engine"], document["dataset"])).add(document)
+                found = _metric_values(document)
+                _group(groups, (document["engine"], document["dataset"])).add(
+                    document, None if found is None else found[0])
         return [self._row(engine, dataset, group, resamples) for (engine, dataset), group in groups.items()]
 
     def summary_by_tag(self, documents: Iterable[Mapping[str, Any]] | None = None, *,

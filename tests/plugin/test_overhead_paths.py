@@ -625,3 +625,25 @@ def test_a_column_that_would_mix_counts_into_an_accumulator_is_left_to_it() -> N
     without = MetricAccumulator("cer", [0.5])
     assert not _add_column(without, [("cer", 0.5, 1, 2)]) and without.numerators == []
     assert _add_column(with_counts, [("cer", 1, 3, 4)]) and with_counts.values == [0.5, 1.0]
+
+
+class _Float(float):
+    """A float the summary's column path does not take (its type is not float): such a document goes one by one."""
+
+
+def test_given_documents_summarise_the_same_by_columns_one_by_one_and_mixed() -> None:
+    # a merge gives the summary its documents: the plain ones go in a column at a time, any other one by one, in order
+    cers = [0.5, 0.25, 0.125, 1.0, 0.0]
+
+    def documents(kind: str) -> list[dict[str, Any]]:
+        docs = []
+        for i, cer in enumerate(cers):
+            odd = kind == "slow" or (kind == "mixed" and i % 2 == 1)
+            value = _Float(cer) if odd else cer
+            docs.append({**_record(f"doc_{i}", metrics={"cer": value, "wer": value / 2},
+                                   counts={"cer": {"errors": i, "reference_length": 8}}), "outcome": "passed"})
+        return docs
+
+    rows = [RunResults().summary(documents(kind), resamples=30) for kind in ("plain", "slow", "mixed")]
+    assert rows[0] == rows[1] == rows[2]
+    assert rows[0][0]["metrics"]["cer"]["numerator"] == 10.0 and rows[0][0]["metrics"]["wer"]["n"] == 5
