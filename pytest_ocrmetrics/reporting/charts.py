@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import math
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
@@ -140,6 +141,37 @@ def _svg_open(label: str, width: int, height: int, kind: str) -> str:
             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">')
 
 
+# an upper estimate of the advance of one character of a 12 px bold title (capitals and wide characters count 2 below)
+_TITLE_CHAR_PX = 7.0
+
+
+def _char_width(ch: str) -> float:
+    return _TITLE_CHAR_PX * (2 if unicodedata.east_asian_width(ch) in "WF" else 1)
+
+
+def _title_width(text: str) -> float:
+    """``text``'s estimated width in a chart title, in pixels: East Asian wide and full-width characters count two."""
+    return sum(map(_char_width, text))
+
+
+def _chart_title(x: int, width: int, label: str, rest: str) -> str:
+    """A chart's title, ``LABEL: REST``, starting at ``x`` in a chart ``width`` wide. When it would run past the right
+    edge (an engine or dataset with a long name: the line is clipped there), the label is cut with an ellipsis so that
+    ``REST`` (the metric and what is shown) stays whole; the whole title is then in the title's tooltip."""
+    whole = f"{label}: {rest}"
+    room = width - x - 6
+    if _title_width(whole) <= room:
+        return f'<text class="chart-title" x="{x}" y="16">{escape(whole)}</text>'
+    budget, cut = room - _title_width(f"\u2026: {rest}"), 0
+    for ch in label:  # the label's first characters that fit (a long name is never measured to its end)
+        budget -= _char_width(ch)
+        if budget < 0:
+            break
+        cut += 1
+    shown = f"{label[:cut]}\u2026: {rest}" if cut else rest
+    return f'<text class="chart-title" x="{x}" y="16"><title>{escape(whole)}</title>{escape(shown)}</text>'
+
+
 def _fmt(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
 
@@ -169,8 +201,7 @@ def histogram_svg(
     name = _title(metric)
     aria = f"Histogram of {name} over {n} documents, {label}"
     parts = [_svg_open(aria, WIDTH, HEIGHT, "histogram"),
-             f'<text class="chart-title" x="{_LEFT}" y="16">{escape(label)}: {escape(name)} over {n:,} documents'
-             f'</text>']
+             _chart_title(_LEFT, WIDTH, label, f"{name} over {n:,} documents")]
     x0, x1, y0, y1 = _LEFT, WIDTH - _RIGHT, HEIGHT - _BOTTOM, _TOP
     if not binned:
         parts.append(f'<text class="chart-note" x="{_LEFT}" y="{HEIGHT // 2}">no scored document</text></svg>')
@@ -266,8 +297,7 @@ def scatter_svg(
             f"{regressions} regression{'s' if regressions != 1 else ''}")
     width, height = SCATTER_SIZE + _LEFT + _RIGHT, SCATTER_SIZE + _TOP + _BOTTOM + 40
     parts = [_svg_open(aria, width, height, "scatter"),
-             f'<text class="chart-title" x="{_LEFT}" y="16">{escape(label)}: {escape(name)}, baseline \u2192 now'
-             f'</text>']
+             _chart_title(_LEFT, width, label, f"{name}, baseline \u2192 now")]
     if not pts:
         parts.append(f'<text class="chart-note" x="{_LEFT}" y="{height // 2}">no document in both runs</text></svg>')
         return "".join(parts)
@@ -396,7 +426,7 @@ def bars_svg(bars: Sequence[Bar], *, metric: str, label: str, max_bars: int = 30
     label_width = 150
     aria = f"{name} per tag, {label}: {len(shown)} of {len(finite)} tags"
     parts = [_svg_open(aria, WIDTH, height, "bars"),
-             f'<text class="chart-title" x="8" y="16">{escape(label)}: {escape(name)} per tag</text>']
+             _chart_title(8, WIDTH, label, f"{name} per tag")]
     if not shown:
         parts.append(f'<text class="chart-note" x="8" y="{height // 2}">no tag with a value</text></svg>')
         return "".join(parts)

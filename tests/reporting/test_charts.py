@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 import re
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import pytest
 
 from pytest_ocrmetrics.reporting.charts import (
     Bar,
     PairedPoint,
+    _title_width,
     bars_svg,
     choose_points,
     escape,
@@ -161,3 +163,24 @@ def test_bars_worst_first_for_both_directions() -> None:
     long = "x" * 60
     root = parse(bars_svg([Bar(long, 0.5, 1)], metric="cer", label="x"))
     assert long in titles(root)[0] and long not in "".join(root.itertext()).replace(titles(root)[0], "")
+
+
+@pytest.mark.parametrize("make", [
+    lambda label: histogram_svg([0.1, 0.2], metric="cer", label=label),
+    lambda label: scatter_svg([PairedPoint("a", 0.1, 0.3, "regression")], metric="cer", label=label),
+    lambda label: bars_svg([Bar("clean", 0.2, 3)], metric="cer", label=label),
+])
+def test_a_long_engine_or_dataset_name_is_cut_in_the_title_not_the_metric(make: Any) -> None:
+    # the title line is clipped at the chart's right edge: a long label loses its end (an ellipsis, the whole title
+    # in the tooltip), never what the chart shows
+    short = parse(make("e / d"))
+    (title,) = [t for t in short.iter(f"{SVG}text") if t.get("class") == "chart-title"]
+    assert title.text is not None and title.text.startswith("e / d: CER") and title.find(f"{SVG}title") is None
+    for label in ("rapidocr / example_suites/receipts/data/with/a/long/folder", "引擎 / 收据数据集" * 6, "x" * 100_000):
+        root = parse(make(label))
+        (title,) = [t for t in root.iter(f"{SVG}text") if t.get("class") == "chart-title"]
+        tooltip = title.find(f"{SVG}title")
+        assert tooltip is not None and tooltip.tail is not None
+        kept, rest = tooltip.tail.split("\u2026: ", 1)
+        assert rest.startswith("CER") and tooltip.text == f"{label}: {rest}" and kept and label.startswith(kept)
+        assert _title_width(tooltip.tail) <= float(root.get("width", "0")) - float(title.get("x", "0"))
