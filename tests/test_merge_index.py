@@ -339,3 +339,124 @@ def test_an_entry_whose_counts_the_merge_would_refuse_is_not_trusted(old: str, n
     assert isinstance(shard["documents"], VerbatimDocuments) and not shard["documents"].counts_checked
     assert all("elapsed_s" in head for head in shard["documents"].heads())  # read from the lines
     assert _merged([path], tmp_path / "run.json") == _merged_in_full([path])
+
+
+# --- the whole index checked at once (read._plain_entries) decides as entry by entry (read._plain_entry) -----------
+
+_VALID_ENTRIES = [
+    {"id": "a.png", "dataset": "d", "engine": "e", "outcome": "passed", "metrics": {"cer": 0.25, "wer": 0.5},
+     "counts": {"cer": {"errors": 1, "reference_length": 4}, "wer": {"errors": 1, "reference_length": 2}}},
+    {"id": "b.png", "dataset": "d", "engine": "e", "outcome": "failed", "metrics": {"cer": 1, "exact_match": 0.0},
+     "counts": {"cer": {"errors": 4, "reference_length": 4.0}, "exact_match": {"matches": 0, "documents": 1}},
+     "cached": True, "tags": ["receipt", "blur"]},
+    {"id": "c.png", "dataset": "d", "engine": "e", "outcome": "skipped", "metrics": {"cer": 0.5}, "counts": {},
+     "truncated": False},
+    {"id": "d.png", "dataset": "d", "engine": "e", "outcome": "error", "metrics": {}, "counts": {}},
+]
+
+
+_ODD_VALUES = [float("nan"), float("inf"), -1, -0.5, True, "1", None, [1], {"x": 1}, 1e308, 1.5e308, -1e308, 2, 0]
+_PATHS = ["id", "outcome", "metrics", "counts", "cached", "tags", "extra", "metrics.cer", "metrics.wer", "counts.cer",
+          "counts.cer.errors", "counts.cer.reference_length", "counts.wer", "tags.0", "drop.cer.count", "drop.key"]
+
+
+def _perturbations() -> Any:
+    from hypothesis import strategies as st
+
+    return st.lists(st.tuples(st.integers(0, len(_VALID_ENTRIES) - 1), st.sampled_from(_PATHS),
+                              st.sampled_from(_ODD_VALUES)), max_size=3)
+
+
+def _perturbed(changes: list[tuple[int, str, Any]]) -> list[Any]:
+    """The valid entries with each change applied where its container still is one (a change inside a value another
+    change replaced is left out)."""
+    import copy
+
+    entries: list[Any] = copy.deepcopy(_VALID_ENTRIES)
+    for position, where, value in changes:
+        entry = entries[position]
+        metrics, counts = entry.get("metrics"), entry.get("counts")
+        cer = counts.get("cer") if isinstance(counts, dict) else None
+        if where == "drop.key":
+            entry.pop("outcome", None)
+        elif where == "drop.cer.count":
+            if isinstance(cer, dict):
+                cer.pop("reference_length", None)
+        elif where in ("metrics.cer", "metrics.wer"):
+            if isinstance(metrics, dict):
+                metrics[where.split(".")[1]] = value
+        elif where in ("counts.cer.errors", "counts.cer.reference_length"):
+            if isinstance(cer, dict):
+                cer[where.split(".")[2]] = value
+        elif where in ("counts.cer", "counts.wer"):
+            if isinstance(counts, dict):
+                counts[where.split(".")[1]] = value
+        elif where == "tags.0":
+            entry["tags"] = [value] if not isinstance(entry.get("tags"), list) else [value, *entry["tags"][1:]]
+        else:
+            entry[where] = value
+    return entries
+
+
+def test_the_whole_index_is_plain_when_each_entry_is() -> None:
+    from pytest_ocrmetrics.runfile.read import _plain_entries, _plain_entry
+
+    assert all(map(_plain_entry, _VALID_ENTRIES)) and _plain_entries(_VALID_ENTRIES)
+    assert not _plain_entries([]) and not _plain_entries([None])
+
+
+def _agrees(entries: list[Any]) -> bool:
+    """The whole-index check accepts only what every entry's check accepts, and refuses what they all accept only
+    for a number too big to be summed safely."""
+    from pytest_ocrmetrics.runfile.read import _plain_entries, _plain_entry
+
+    if _plain_entries(entries):
+        return all(map(_plain_entry, entries))
+    return not all(map(_plain_entry, entries)) or any(
+        isinstance(v, float) and abs(v) > 1e300 for e in entries if isinstance(e, dict) for v in _numbers(e))
+
+
+def test_each_single_change_to_an_entry_is_judged_as_entry_by_entry() -> None:
+    changes = [(position, where, value) for position in range(len(_VALID_ENTRIES)) for where in _PATHS
+               for value in _ODD_VALUES]
+    wrong = [change for change in changes if not _agrees(_perturbed([change]))]
+    assert wrong == []
+
+
+def test_the_whole_index_check_never_accepts_what_an_entry_check_refuses() -> None:
+    from hypothesis import given, settings
+
+    @settings(max_examples=300, deadline=None)
+    @given(_perturbations())
+    def check(changes: list[tuple[int, str, Any]]) -> None:
+        assert _agrees(_perturbed(changes))
+
+    check()
+
+
+def _numbers(entry: dict[str, Any]) -> list[Any]:
+    found = list((entry.get("metrics") or {}).values()) if isinstance(entry.get("metrics"), dict) else []
+    for numbers in (entry.get("counts") or {}).values() if isinstance(entry.get("counts"), dict) else ():
+        found += list(numbers.values()) if isinstance(numbers, dict) else []
+    return found
+
+
+def test_a_shard_read_from_its_index_refuses_the_same_entries_as_before(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the plugin's index is checked at once (no entry by entry); one entry edited by hand to a negative count: the
+    # whole-index check says no, the entries are checked one by one, the index is not used, and the merge reads the
+    # line and refuses it as before
+    from pytest_ocrmetrics.runfile import read
+
+    run = make_run(_documents(4))
+    path = tmp_path / "shard.json"
+    write_lines_atomic(path, run_lines(sanitize_run({**run, "shard": {"index": 1, "count": 1}})))
+    with monkeypatch.context() as patched:
+        patched.setattr(read, "_plain_entry", lambda entry: pytest.fail("checked entry by entry"))
+        assert load_shard(path)["documents"].counts_checked
+    text = path.read_text(encoding="utf-8")
+    edited = re.sub(r'("merge_index".*?"errors": )(\d+)', r"\g<1>-\2", text, count=1, flags=re.S)
+    assert edited != text
+    path.write_text(edited, encoding="utf-8")
+    documents = load_shard(path)["documents"]
+    assert not getattr(documents, "counts_checked", False)

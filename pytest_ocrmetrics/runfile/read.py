@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import json
 import math
+import operator
+from itertools import chain, compress, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -222,11 +225,14 @@ def _kept_run(outside: str, lines: Sequence[str | bytes], index: list[Any] | Non
         return None
     try:
         _check_structure({**run, "documents": []})
-        for position, (_, head) in enumerate(documents.entries):
-            if index is None or index[position] is None:
-                _document(head, ("documents", position))
-            elif not _plain_entry(head):  # not what merge_entry writes: the index is not the writer's
-                return None
+        # an index of entries only, as the plugin writes it: told at once for the whole index (C passes over all its
+        # values); anything else entry by entry, which decides the same for each entry (and says where it fails)
+        if index is None or None in index or not _plain_entries([head for _, head in documents.entries]):
+            for position, (_, head) in enumerate(documents.entries):
+                if index is None or index[position] is None:
+                    _document(head, ("documents", position))
+                elif not _plain_entry(head):  # not what merge_entry writes: the index is not the writer's
+                    return None
     except _Problem:
         return None
     # every document from an index that matched, each entry with its counts checked (none negative, a scored
@@ -267,6 +273,60 @@ def _plain_entry(entry: dict[str, Any]) -> bool:
         if type(entry["tags"]) is not list or not set(map(type, entry["tags"])) <= {str}:
             return False
     return others == 0
+
+
+_ENTRY_KEYS = frozenset({"id", "dataset", "engine", "outcome", "metrics", "counts", "cached", "truncated", "tags"})
+_IDENTITY = itemgetter("id", "dataset", "engine")
+# below this every value is: no sum of an entry's values can overflow to infinity, so all values finite means every
+# entry's sum finite (what _plain_entry asks of each)
+_SAFE_MAGNITUDE = 1e300
+
+
+def _plain_entries(entries: list[Any]) -> bool:
+    """Whether :func:`_plain_entry` holds for every one of ``entries`` (a merge index's), told in C passes over all
+    their values at once instead of a few calls per entry. True only when it holds for each: False when it cannot tell
+    cheaply (any doubt: then each entry is checked by :func:`_plain_entry`)."""
+    from pytest_ocrmetrics.runfile.merge_index import micro_counts
+
+    try:
+        if not entries or set(map(type, entries)) != {dict}:
+            return False
+        if set(map(type, chain.from_iterable(map(_IDENTITY, entries)))) != {str}:
+            return False
+        outcomes = list(map(itemgetter("outcome"), entries))
+        if not set(outcomes) <= set(_OUTCOMES) or not set(chain.from_iterable(entries)) <= _ENTRY_KEYS:
+            return False
+        metrics, counts = list(map(itemgetter("metrics"), entries)), list(map(itemgetter("counts"), entries))
+        if set(map(type, metrics)) != {dict} or set(map(type, counts)) != {dict}:
+            return False
+        per_metric = list(chain.from_iterable(map(dict.values, counts)))
+        if per_metric and set(map(type, per_metric)) != {dict}:
+            return False
+        numbers = list(chain.from_iterable(map(dict.values, metrics)))
+        count_numbers = list(chain.from_iterable(map(dict.values, per_metric)))
+        for values in (numbers, count_numbers):
+            if values and (not set(map(type, values)) <= _NUMBER_TYPES or not all(map(math.isfinite, values))
+                           or max(map(abs, values)) > _SAFE_MAGNITUDE):
+                return False
+        if count_numbers and min(count_numbers) < 0:  # a negative count: merge_index.counts_problem
+            return False
+        # a scored micro-averaged metric needs both of its counts (counts_problem's "lacking")
+        scored = [outcome not in ("filtered", "skipped") for outcome in outcomes]
+        for metric, keys in micro_counts().items():
+            has = list(map(operator.contains, metrics, repeat(metric)))
+            if not any(has):
+                continue
+            theirs = [c.get(metric) or {} for c in compress(counts, map(operator.and_, has, scored))]
+            if not all(map(operator.contains, theirs, repeat(keys[0]))) or not all(
+                    map(operator.contains, theirs, repeat(keys[1]))):
+                return False
+        flags = [entry[key] for key in ("cached", "truncated") for entry in entries if key in entry]
+        tags = [entry["tags"] for entry in entries if "tags" in entry]
+        if (flags and set(map(type, flags)) != {bool}) or (tags and set(map(type, tags)) != {list}):
+            return False
+        return not tags or set(map(type, chain.from_iterable(tags))) <= {str}
+    except (KeyError, TypeError):
+        return False
 
 
 def _plain_counts(metrics: dict[str, Any], counts: dict[str, Any], outcome: str) -> bool:
