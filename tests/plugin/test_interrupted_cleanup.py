@@ -11,13 +11,16 @@ the ``$TMPDIR`` is empty. No assertion is about time: the waits only guard again
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -80,6 +83,21 @@ def tesseract_ready() -> None:
         pytest.skip("needs the tesseract binary and pytesseract")
 
 
+@contextlib.contextmanager
+def _ctrl_c_passed_on() -> Iterator[None]:
+    """A child started here gets Ctrl-C's default disposition even when this process ignores it (a test run started
+    in the background by a shell without job control inherits SIGINT ignored, and so would the child: it could not
+    be interrupted, and the test would measure the shell, not the plugin). Only the main thread may set it."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # reset to SIG_DFL in the child by exec
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.mark.usefixtures("tesseract_ready")
 @pytest.mark.parametrize("stop", ["int", "term"], ids=["ctrl-c", "sigterm"])
 @pytest.mark.parametrize("mode", ["main-thread", "prefetch-thread", "xdist-2"])
@@ -101,8 +119,9 @@ def test_a_stopped_run_leaves_no_temporary_files(pytester: pytest.Pytester, stop
            "PYTHONPATH": os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_XDIST_WORKER", None)
-    process = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=pytester.path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    with _ctrl_c_passed_on():
+        process = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=pytester.path, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         output, _ = process.communicate(timeout=300)
         deadline = time.monotonic() + 120  # xdist's workers may end a moment after their controller
