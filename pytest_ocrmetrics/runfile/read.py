@@ -286,8 +286,6 @@ def _plain_entries(entries: list[Any]) -> bool:
     """Whether :func:`_plain_entry` holds for every one of ``entries`` (a merge index's), told in C passes over all
     their values at once instead of a few calls per entry. True only when it holds for each: False when it cannot tell
     cheaply (any doubt: then each entry is checked by :func:`_plain_entry`)."""
-    from pytest_ocrmetrics.runfile.merge_index import micro_counts
-
     try:
         if not entries or set(map(type, entries)) != {dict}:
             return False
@@ -297,36 +295,51 @@ def _plain_entries(entries: list[Any]) -> bool:
         if not set(outcomes) <= set(_OUTCOMES) or not set(chain.from_iterable(entries)) <= _ENTRY_KEYS:
             return False
         metrics, counts = list(map(itemgetter("metrics"), entries)), list(map(itemgetter("counts"), entries))
-        if set(map(type, metrics)) != {dict} or set(map(type, counts)) != {dict}:
-            return False
-        per_metric = list(chain.from_iterable(map(dict.values, counts)))
-        if per_metric and set(map(type, per_metric)) != {dict}:
-            return False
-        numbers = list(chain.from_iterable(map(dict.values, metrics)))
-        count_numbers = list(chain.from_iterable(map(dict.values, per_metric)))
-        for values in (numbers, count_numbers):
-            if values and (not set(map(type, values)) <= _NUMBER_TYPES or not all(map(math.isfinite, values))
-                           or max(map(abs, values)) > _SAFE_MAGNITUDE):
-                return False
-        if count_numbers and min(count_numbers) < 0:  # a negative count: merge_index.counts_problem
-            return False
-        # a scored micro-averaged metric needs both of its counts (counts_problem's "lacking")
-        scored = [outcome not in ("filtered", "skipped") for outcome in outcomes]
-        for metric, keys in micro_counts().items():
-            has = list(map(operator.contains, metrics, repeat(metric)))
-            if not any(has):
-                continue
-            theirs = [c.get(metric) or {} for c in compress(counts, map(operator.and_, has, scored))]
-            if not all(map(operator.contains, theirs, repeat(keys[0]))) or not all(
-                    map(operator.contains, theirs, repeat(keys[1]))):
-                return False
-        flags = [entry[key] for key in ("cached", "truncated") for entry in entries if key in entry]
-        tags = [entry["tags"] for entry in entries if "tags" in entry]
-        if (flags and set(map(type, flags)) != {bool}) or (tags and set(map(type, tags)) != {list}):
-            return False
-        return not tags or set(map(type, chain.from_iterable(tags))) <= {str}
+        return (_plain_numbers(metrics, counts) and _all_counts_there(metrics, counts, outcomes)
+                and _plain_flags_and_tags(entries))
     except (KeyError, TypeError):
         return False
+
+
+def _plain_numbers(metrics: list[Any], counts: list[Any]) -> bool:
+    """The entries' ``metrics`` and ``counts`` are objects of finite numbers (no count below zero), each small enough
+    that no entry's sum can overflow: what :func:`_plain_entry` asks of each entry's sums."""
+    if set(map(type, metrics)) != {dict} or set(map(type, counts)) != {dict}:
+        return False
+    per_metric = list(chain.from_iterable(map(dict.values, counts)))
+    if per_metric and set(map(type, per_metric)) != {dict}:
+        return False
+    count_numbers = list(chain.from_iterable(map(dict.values, per_metric)))
+    for values in (list(chain.from_iterable(map(dict.values, metrics))), count_numbers):
+        if values and (not set(map(type, values)) <= _NUMBER_TYPES or not all(map(math.isfinite, values))
+                       or max(map(abs, values)) > _SAFE_MAGNITUDE):
+            return False
+    return not count_numbers or min(count_numbers) >= 0  # a negative count: merge_index.counts_problem
+
+
+def _all_counts_there(metrics: list[dict[str, Any]], counts: list[dict[str, Any]], outcomes: list[str]) -> bool:
+    """Every scored entry's micro-averaged metrics have both of their counts (counts_problem's "lacking")."""
+    from pytest_ocrmetrics.runfile.merge_index import micro_counts
+
+    scored = [outcome not in ("filtered", "skipped") for outcome in outcomes]
+    for metric, keys in micro_counts().items():
+        has = list(map(operator.contains, metrics, repeat(metric)))
+        if not any(has):
+            continue
+        theirs = [c.get(metric) or {} for c in compress(counts, map(operator.and_, has, scored))]
+        if not all(map(operator.contains, theirs, repeat(keys[0]))) or not all(
+                map(operator.contains, theirs, repeat(keys[1]))):
+            return False
+    return True
+
+
+def _plain_flags_and_tags(entries: list[dict[str, Any]]) -> bool:
+    """``cached`` and ``truncated`` are booleans, ``tags`` lists of strings, where an entry has them."""
+    flags = [entry[key] for key in ("cached", "truncated") for entry in entries if key in entry]
+    tags = [entry["tags"] for entry in entries if "tags" in entry]
+    if (flags and set(map(type, flags)) != {bool}) or (tags and set(map(type, tags)) != {list}):
+        return False
+    return not tags or set(map(type, chain.from_iterable(tags))) <= {str}
 
 
 def _plain_counts(metrics: dict[str, Any], counts: dict[str, Any], outcome: str) -> bool:
