@@ -474,11 +474,9 @@ class RunResults:
             # what the summary reads of each document, kept when it was added: no record is read back
             for rec, values in documents._summary_records():
                 _group(groups, (rec["engine"], rec["dataset"])).add(rec, values)
-        else:  # documents read back or given (a merge's): their values a column at a time where they are plain
+        else:
             for document in documents:
-                found = _metric_values(document)
-                _group(groups, (document["engine"], document["dataset"])).add(
-                    document, None if found is None else found[0])
+                _group(groups, (document["engine"], document["dataset"])).add(document)
         return [self._row(engine, dataset, group, resamples) for (engine, dataset), group in groups.items()]
 
     def summary_by_tag(self, documents: Iterable[Mapping[str, Any]] | None = None, *,
@@ -602,21 +600,26 @@ class _Group:
         return self._accumulators
 
     def add(self, rec: Mapping[str, Any], values: tuple[tuple[Any, ...], ...] | None = None) -> None:
-        """Count one document; ``values``: its :func:`_summary_values` when known (else read from its record)."""
+        """Count one document; ``values``: its :func:`_summary_values` when known (else read from its record: a
+        record of plain values goes in a column at a time as well, any other one by one)."""
         self.documents += 1
         self.outcomes[rec["outcome"]] += 1
         self.cache_hits += bool(rec.get("cached"))
         self.truncated += bool(rec.get("truncated"))
-        if rec["outcome"] not in ("filtered", "skipped"):
-            if values is None:
+        if rec["outcome"] in ("filtered", "skipped"):
+            return
+        if values is None:
+            found = _metric_values(rec)
+            if found is None:
                 add_to_accumulators(self.accumulators, rec)
-            else:
-                columns = self._columns
-                for item in values:  # (name, value) or (name, value, numerator, denominator)
-                    column = columns.get(item[0])
-                    if column is None:
-                        column = columns[item[0]] = []
-                    column.append(item)
+                return
+            values = found[0]
+        columns = self._columns
+        for item in values:  # (name, value) or (name, value, numerator, denominator)
+            column = columns.get(item[0])
+            if column is None:
+                column = columns[item[0]] = []
+            column.append(item)
 
 
 def _add_column(acc: MetricAccumulator, items: list[tuple[Any, ...]]) -> bool:

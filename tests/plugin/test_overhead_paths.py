@@ -641,9 +641,12 @@ def test_given_documents_summarise_the_same_by_columns_one_by_one_and_mixed() ->
             odd = kind == "slow" or (kind == "mixed" and i % 2 == 1)
             value = _Float(cer) if odd else cer
             docs.append({**_record(f"doc_{i}", metrics={"cer": value, "wer": value / 2},
-                                   counts={"cer": {"errors": i, "reference_length": 8}}), "outcome": "passed"})
+                                   counts={"cer": {"errors": i, "reference_length": 8}}, tags=["t", f"t{i % 2}"]),
+                         "outcome": "passed"})
         return docs
 
     rows = [RunResults().summary(documents(kind), resamples=30) for kind in ("plain", "slow", "mixed")]
     assert rows[0] == rows[1] == rows[2]
+    tagged = [RunResults().summary_by_tag(documents(kind), resamples=30) for kind in ("plain", "slow", "mixed")]
+    assert tagged[0] == tagged[1] == tagged[2] and [row["tag"] for row in tagged[0]] == ["t", "t0", "t1"]
     assert rows[0][0]["metrics"]["cer"]["numerator"] == 10.0 and rows[0][0]["metrics"]["wer"]["n"] == 5
