@@ -245,6 +245,35 @@ def test_cli_merge_writes_the_run_file_and_reports(shard_files: list[str], tmp_p
     assert "merged 2 run files: 10 documents" in stdout and f"run file: {out}" in stdout
 
 
+def test_cli_merge_pauses_the_collector_while_it_reads_and_merges_and_restores_it(
+        shard_files: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shards' documents hold no cycles: no collection runs while they are read and merged (the full passes
+    over them found nothing, at a cost on large merges); afterwards the collector is on again, after a merge
+    that was refused too, and stays off when the caller had turned it off."""
+    import gc
+
+    from pytest_ocrmetrics.runfile import merge as merge_module
+
+    seen: list[bool] = []
+    real = merge_module.merge_runs
+
+    def merge_runs_watched(runs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(runs)
+
+    monkeypatch.setattr(merge_module, "merge_runs", merge_runs_watched)
+    out = str(tmp_path / "run.json")
+    assert main(["merge", *shard_files, "-o", out]) == 0
+    assert main(["merge", shard_files[0], shard_files[0], "-o", out]) == 2  # refused: the same shard twice
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert main(["merge", *shard_files, "-o", out]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_cli_merge_gates_exit_codes(shard_files: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "run.json")
     micro = merge_runs([(p, json.loads(Path(p).read_text())) for p in shard_files])["summary"][0]["metrics"]["cer"]

@@ -1,1 +1,2 @@
-"""The leaf layer: the document, PDF pages, safe text for reports, hints and temp-file cleanup. Imports nothing above it."""
+"""The leaf layer: the document, PDF pages, safe text for reports, hints, temp-file cleanup and the collector's
+pause. Imports nothing above it."""

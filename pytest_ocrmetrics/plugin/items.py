@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import warnings
 from pathlib import Path
@@ -12,6 +10,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from pytest_ocrmetrics.core.collector import collector_paused
 from pytest_ocrmetrics.datasets import Dataset, DatasetError, split_dataset_argument
 from pytest_ocrmetrics.engines.base import EngineError
 from pytest_ocrmetrics.plugin.checks import (
@@ -131,19 +130,6 @@ def _refuse_reports_inside(metafunc: pytest.Metafunc, paths: list[tuple[Path, st
         raise pytest.Collector.CollectError(f"{conflict} (the ocr_dataset marker of {metafunc.definition.nodeid})")
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a dataset's documents and items are made (they all live until the end:
-    its full passes over a growing heap would find nothing), back on afterwards as it was."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class OcrDatasetCollector(pytest.Directory):
     """A dataset given with ``--ocr-dataset`` and no Python test: one item per document × engine.
 
@@ -164,13 +150,13 @@ class OcrDatasetCollector(pytest.Directory):
         if not runner.engines:  # an ini dataset next to a Python suite: say what is missing, run the rest
             pytest.skip(f"no OCR engine selected: {no_engine_hint(runner)}")
         try:
-            with _collector_paused():  # thousands of long-lived documents and items: nothing to collect yet
+            with collector_paused():  # thousands of long-lived documents and items: nothing to collect yet
                 dataset = runner.dataset(self.dataset_path, self.dataset_name, rootdir=self.config.rootpath)
         except DatasetError as exc:
             message = str(exc)
         else:
             items: list[pytest.Item] = []
-            with _collector_paused():
+            with collector_paused():
                 for case in _cases(state, [dataset]):
                     items.append(OcrDocumentItem.from_parent(self, name=case.id, case=case))
                     if state.run_config.settings.fact_items:

@@ -28,12 +28,12 @@ checked and decoded as above.
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 import secrets
 from typing import Any, Callable, Iterator, Sequence
 
+from pytest_ocrmetrics.core.collector import collector_paused
 from pytest_ocrmetrics.core.safe_text import clean_text
 from pytest_ocrmetrics.runfile.record import LazyDocuments
 
@@ -183,9 +183,8 @@ def read_lines(lines: Sequence[str | bytes], index: Sequence[Any] | None = None)
     is the writer's text, kept as its bytes, and its entry is what the merge reads of it (nothing of the line is
     decoded); a line whose entry is null is checked and decoded as without an index."""
     entries: list[tuple[str | bytes | None, dict[str, Any]]] = []
-    collecting = gc.isenabled()
-    gc.disable()  # decoded JSON holds no cycles: the collector would only walk the growing heads again and again
-    try:
+    # decoded JSON holds no cycles: the collector would only walk the growing heads again and again
+    with collector_paused():
         for position, line in enumerate(lines):
             entry = None if index is None else index[position]
             if entry is not None:
@@ -198,9 +197,6 @@ def read_lines(lines: Sequence[str | bytes], index: Sequence[Any] | None = None)
             if head is None:
                 return None
             entries.append((text, head))
-    finally:
-        if collecting:
-            gc.enable()
     return VerbatimDocuments(entries)
 
 
