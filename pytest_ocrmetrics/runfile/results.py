@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from pytest_ocrmetrics.metrics.aggregate import MetricAccumulator, bootstrap_mean_intervals
@@ -586,10 +586,14 @@ class _Group:
         self._accumulators: dict[str, MetricAccumulator] = {}
         # per metric, the summary values added and not yet in its accumulator: added column by column when read
         self._columns: dict[str, list[tuple[Any, ...]]] = {}
+        # the metrics and counts of documents added without their summary values, read a batch at a time
+        self._pending: list[tuple[Any, Any]] = []
 
     @property
     def accumulators(self) -> dict[str, MetricAccumulator]:
         """Each metric's accumulator, in the order the metrics first came."""
+        if self._pending:
+            self._add_pending()
         if self._columns:
             for name, items in self._columns.items():
                 acc = _accumulator(self._accumulators, name)
@@ -600,26 +604,111 @@ class _Group:
         return self._accumulators
 
     def add(self, rec: Mapping[str, Any], values: tuple[tuple[Any, ...], ...] | None = None) -> None:
-        """Count one document; ``values``: its :func:`_summary_values` when known (else read from its record: a
-        record of plain values goes in a column at a time as well, any other one by one)."""
+        """Count one document; ``values``: its :func:`_summary_values` when known (else read from its record, a
+        batch of records at a time: see :func:`_batch_columns`)."""
         self.documents += 1
         self.outcomes[rec["outcome"]] += 1
         self.cache_hits += bool(rec.get("cached"))
         self.truncated += bool(rec.get("truncated"))
         if rec["outcome"] in ("filtered", "skipped"):
             return
-        if values is None:
-            found = _metric_values(rec)
-            if found is None:
-                add_to_accumulators(self.accumulators, rec)
-                return
-            values = found[0]
+        if values is None:  # only what the summary reads is kept: a record's texts are not held
+            self._pending.append((rec.get("metrics"), rec.get("counts")))
+            if len(self._pending) == _BATCH:
+                self._add_pending()
+            return
+        self._add_values(values)
+
+    def _add_values(self, values: tuple[tuple[Any, ...], ...]) -> None:
         columns = self._columns
         for item in values:  # (name, value) or (name, value, numerator, denominator)
             column = columns.get(item[0])
             if column is None:
                 column = columns[item[0]] = []
             column.append(item)
+
+    def _add_pending(self) -> None:
+        """Add the pending documents' values: in bulk when every one of them is plain and fits the accumulators,
+        else each document as it comes (its values in a column, or, of an unusual shape, one by one: the
+        accumulator then refuses what it refuses, with its sentence, at the same document)."""
+        pending, self._pending = self._pending, []
+        accumulators = self.accumulators  # the columns first: the bulk is checked against what is there
+        batch = _batch_columns(pending)
+        if batch is not None and all(
+                name not in accumulators or not accumulators[name].values
+                or accumulators[name].has_counts == (numerators is not None)
+                for name, (_, numerators, _) in batch.items()):
+            for name, (values, numerators, denominators) in batch.items():
+                acc = _accumulator(accumulators, name)
+                acc.values.extend(map(float, values))
+                if numerators is not None:
+                    acc.numerators.extend(numerators)
+                    acc.denominators.extend(denominators)  # type: ignore[arg-type]
+            return
+        for metrics, counts in pending:
+            rec = {"metrics": metrics, "counts": counts}
+            found = _metric_values(rec)
+            if found is None:
+                add_to_accumulators(self.accumulators, rec)
+            else:
+                self._add_values(found[0])
+
+
+# documents a group reads at once (the batch's metrics and counts are held meanwhile; a record's texts are not)
+_BATCH = 256
+_NUMBER_TYPES = frozenset({int, float})
+_Columns = dict[str, tuple[list[Any], list[Any] | None, list[Any] | None]]
+
+
+def _batch_columns(pending: list[tuple[Any, Any]]) -> _Columns | None:
+    """Per metric, the ``(values, numerators, denominators)`` of documents given as ``(metrics, counts)`` (each as
+    :func:`_metric_values` reads it; ``numerators`` and ``denominators`` None for a metric without counts), gathered
+    by shape (the same metric and count names) in C passes over each metric's values; None when one of them is not
+    what the accumulators take without a word (not a plain number, NaN, a name that is not plain text, a count that
+    is missing or not a number, counts on some documents only)."""
+    shapes: dict[tuple[tuple[Any, ...], tuple[Any, ...]], tuple[list[Any], list[Any]]] = {}
+    for metrics, counts in pending:
+        metrics, counts = metrics or {}, counts or {}
+        if type(metrics) is not dict or type(counts) is not dict:
+            return None
+        key = (tuple(metrics), tuple(counts))
+        shape = shapes.get(key)
+        if shape is None:
+            shape = shapes[key] = ([], [])
+        shape[0].append(metrics)
+        shape[1].append(counts)
+    columns: _Columns = {}
+    micro_of = micro_counts()
+    for (names, counted), (metrics_of, counts_of) in shapes.items():
+        for name in names:
+            if type(name) is not str or not name.isascii():
+                return None
+            values = list(map(itemgetter(name), metrics_of))
+            numerators = denominators = None
+            micro = micro_of.get(name)
+            if micro is not None and name in counted:
+                entries = list(map(itemgetter(name), counts_of))
+                if set(map(type, entries)) != {dict}:
+                    return None
+                numerators = list(map(methodcaller("get", micro[0]), entries))
+                denominators = list(map(methodcaller("get", micro[1]), entries))
+            column = columns.get(name)
+            if column is None:
+                columns[name] = (values, numerators, denominators)
+            elif (column[1] is None) != (numerators is None):
+                return None
+            else:
+                column[0].extend(values)
+                if column[1] is not None:
+                    column[1].extend(numerators)  # type: ignore[arg-type]
+                    column[2].extend(denominators)  # type: ignore[arg-type,union-attr]
+    for values, numerators, denominators in columns.values():
+        if not set(map(type, values)) <= _NUMBER_TYPES or any(map(math.isnan, values)):
+            return None
+        if numerators is not None and not (set(map(type, numerators)) | set(map(type, denominators))  # type: ignore[arg-type]
+                                           <= _NUMBER_TYPES):
+            return None
+    return columns
 
 
 def _add_column(acc: MetricAccumulator, items: list[tuple[Any, ...]]) -> bool:

@@ -650,3 +650,99 @@ def test_given_documents_summarise_the_same_by_columns_one_by_one_and_mixed() ->
     tagged = [RunResults().summary_by_tag(documents(kind), resamples=30) for kind in ("plain", "slow", "mixed")]
     assert tagged[0] == tagged[1] == tagged[2] and [row["tag"] for row in tagged[0]] == ["t", "t0", "t1"]
     assert rows[0][0]["metrics"]["cer"]["numerator"] == 10.0 and rows[0][0]["metrics"]["wer"]["n"] == 5
+
+
+_ODDITIES = ["nan", "bool", "text", "none", "float subclass", "name é", "name 7", "count nan", "count text",
+             "count none", "count missing", "counts listed", "no counts for cer", "metrics none", "metrics listed",
+             "counts text", "negative count", "int value"]
+
+
+def _odd_document(draw: Any, position: int) -> dict[str, Any]:
+    """A document as a merge or a tag row may give it: plain (of one of a few shapes), or with one oddity that the
+    accumulators refuse or take only one by one (some of them harmless: an int value, a negative count)."""
+    from hypothesis import strategies as st
+
+    names = draw(st.lists(st.sampled_from(["cer", "wer", "field_f1", "custom"]), unique=True, min_size=1, max_size=4))
+    metrics: Any = {name: draw(st.sampled_from([0.0, 0.25, 1.0])) for name in names}
+    counts: Any = {name: {"errors": draw(st.integers(0, 3)), "reference_length": 4}
+                   for name in names if name in ("cer", "wer")}
+    oddity = draw(st.sampled_from(_ODDITIES)) if draw(st.integers(0, 3)) == 0 else None
+    name = names[0]
+    counted = next(iter(counts), None)
+    if oddity in ("nan", "bool", "text", "none", "float subclass", "int value"):
+        metrics[name] = {"nan": float("nan"), "bool": True, "text": "x", "none": None, "float subclass": _Float(0.5),
+                         "int value": 1}[oddity]
+    elif oddity in ("name é", "name 7"):
+        metrics["é" if oddity == "name é" else 7] = 0.5
+    elif counted is not None and oddity in ("count nan", "count text", "count none", "negative count"):
+        counts[counted]["errors"] = {"count nan": float("nan"), "count text": "x", "count none": None,
+                                     "negative count": -1}[oddity]
+    elif counted is not None and oddity in ("count missing", "counts listed", "no counts for cer"):
+        if oddity == "count missing":
+            del counts[counted]["reference_length"]
+        elif oddity == "counts listed":
+            counts[counted] = [1, 4]
+        else:
+            del counts[counted]
+    elif oddity in ("metrics none", "metrics listed"):
+        metrics = None if oddity == "metrics none" else [0.5]
+    elif oddity == "counts text":
+        counts = "x"
+    outcome = draw(st.sampled_from(["passed", "passed", "passed", "failed", "error", "skipped", "filtered"]))
+    return {"id": f"doc_{position}", "dataset": "d", "engine": "e", "outcome": outcome, "metrics": metrics,
+            "counts": counts, "tags": ["t"] if position % 2 else ["t", "u"]}
+
+
+def _summarised(documents: list[dict[str, Any]]) -> Any:
+    """The summary and the tag rows, or the exception they raise (type and sentence)."""
+    try:
+        results = RunResults()
+        rows = results.summary(documents, resamples=0), results.summary_by_tag(documents, resamples=0)
+    except Exception as exc:  # noqa: BLE001 - the oracle compares whatever is raised
+        return type(exc), str(exc)
+    return rows, [list(row["metrics"]) for row in rows[0]]  # the metrics' order too
+
+
+def test_given_documents_in_bulk_summarise_and_refuse_exactly_as_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of given documents goes in bulk only when every one is plain and fits the accumulators; anything else
+    (NaN, a bool, a float subclass, a missing or odd count, counts on some documents only, a name that is not plain
+    text, metrics that are not an object) makes the batch go document by document. The oracle: the same documents
+    with the bulk turned off; rows, the metrics' order and every refusal's sentence must be the same, across batch
+    boundaries (batches of 3 here)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from pytest_ocrmetrics.runfile import results as results_module
+
+    @st.composite
+    def documents(draw: Any) -> list[dict[str, Any]]:
+        return [_odd_document(draw, i) for i in range(draw(st.integers(0, 12)))]
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(docs=documents())
+    def check(docs: list[dict[str, Any]]) -> None:
+        with monkeypatch.context() as patched:
+            patched.setattr(results_module, "_BATCH", 3)
+            in_bulk = _summarised(docs)
+            patched.setattr(results_module, "_batch_columns", lambda pending: None)
+            one_at_a_time = _summarised(docs)
+        assert repr(in_bulk) == repr(one_at_a_time)  # repr: NaN never equals itself
+
+    check()
+
+
+def test_plain_given_documents_are_read_in_bulk_without_a_per_document_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_ocrmetrics.runfile import results as results_module
+
+    documents = [{**_record(f"doc_{i}", metrics={"cer": i / 300, "field_f1": 1.0} if i % 3 else {"cer": 0.5},
+                            counts={"cer": {"errors": i, "reference_length": 300}}), "outcome": "passed"}
+                 for i in range(600)]
+    expected = RunResults().summary(documents, resamples=0)
+
+    def refused(rec: Any) -> Any:
+        raise AssertionError("read one by one")
+
+    monkeypatch.setattr(results_module, "_metric_values", refused)
+    assert RunResults().summary(documents, resamples=0) == expected
+    assert expected[0]["metrics"]["cer"]["numerator"] == sum(range(600))
+    assert expected[0]["metrics"]["field_f1"]["n"] == 400
