@@ -99,8 +99,8 @@ def render_markdown(
     lines = [f"## {icon} {md_escape(title)}: {verdict.status}", "", f"**{md_escape(status)}**: {md_escape(details)}"]
     documents = list(run.get("documents", ()) or ())
     norm = run.get("normalization") or {}
-    facts = [f"{len(documents)} documents", f"{len({d['engine'] for d in documents})} engines",
-             f"{len({d['dataset'] for d in documents})} datasets"]
+    facts = [_counted(len(documents), "document"), _counted(len({d["engine"] for d in documents}), "engine"),
+             _counted(len({d["dataset"] for d in documents}), "dataset")]
     if norm:
         facts.append(f"normalization {md_escape(norm.get('name'))} ({md_escape(norm.get('unit'))}, "
                      f"{md_escape(norm.get('tokenizer'))} words)")
@@ -116,6 +116,11 @@ def render_markdown(
     if documents and worst > 0:
         lines += _worst_lines(documents, metrics, primary_metric(run), worst)
     return "\n".join(lines) + "\n"
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 engine``, ``2 engines``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _summary_lines(run: Mapping[str, Any], metrics: Sequence[str], comparison: Comparison | None) -> list[str]:

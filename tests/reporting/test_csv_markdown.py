@@ -42,7 +42,7 @@ def test_markdown_plain_run() -> None:
     lines = text.splitlines()
     # a failed pytest run says so even without gates or a baseline
     assert lines[:3] == ["## ❌ OCR metrics: failed", "", "**FAILED**: 1 failed and 1 errored of 3 documents"]
-    assert "3 documents · 2 engines · 1 datasets · normalization nfc (grapheme, whitespace words)" in lines
+    assert "3 documents · 2 engines · 1 dataset · normalization nfc (grapheme, whitespace words)" in lines
     assert "| Engine | Dataset | Docs | Evaluated | Passed | Failed | CER ↓ | Field F1 ↑ |" in lines
     assert "| tesseract | receipts | 2 | 1 | 1 | 0 (+1 errors) | 7.14% | 50.00% |" in lines
     assert "### Worst documents (3 of 3)" in lines
