@@ -248,8 +248,9 @@ def test_cli_merge_writes_the_run_file_and_reports(shard_files: list[str], tmp_p
 def test_cli_merge_pauses_the_collector_while_it_reads_and_merges_and_restores_it(
         shard_files: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The shards' documents hold no cycles: no collection runs while they are read and merged (the full passes
-    over them found nothing, at a cost on large merges); afterwards the collector is on again, after a merge
-    that was refused too, and stays off when the caller had turned it off."""
+    over them found nothing, at a cost on large merges; the command pauses it, see tests/test_cli.py); afterwards
+    the collector is on again, after a merge that was refused too, and stays off when the caller had turned it
+    off."""
     import gc
 
     from pytest_ocrmetrics.runfile import merge as merge_module

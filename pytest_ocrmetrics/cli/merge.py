@@ -49,19 +49,15 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def _merged(args: argparse.Namespace) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]:
     """The shards' run files (name, run) and the merged run; a merge refused is a :class:`UsageError`."""
-    from pytest_ocrmetrics.core.collector import collector_paused
     from pytest_ocrmetrics.core.safe_text import show_controls
     from pytest_ocrmetrics.runfile.merge import MergeError, merge_runs
 
-    # every shard's documents and the merged summary's columns live until the merged file is written, and decoded
-    # JSON holds no cycles: the collector's full passes over them would find nothing
-    with collector_paused():
-        runs = [(repr(path), _load_shard(path, args)) for path in args.runs]
-        try:
-            # the typed Run is the run file's dict; the CLI's helpers (shared with `compare`) take any run file's dict
-            return runs, cast("dict[str, Any]", merge_runs(runs))
-        except MergeError as exc:  # names from the files: control characters shown as marks, not sent to the terminal
-            raise UsageError(show_controls(str(exc))) from None
+    runs = [(repr(path), _load_shard(path, args)) for path in args.runs]
+    try:
+        # the typed Run is the run file's dict; the CLI's helpers (shared with `compare`) take any run file's dict
+        return runs, cast("dict[str, Any]", merge_runs(runs))
+    except MergeError as exc:  # names from the files: control characters shown as marks, not sent to the terminal
+        raise UsageError(show_controls(str(exc))) from None
 
 
 def _load_shard(path: str, args: argparse.Namespace) -> dict[str, Any]:
