@@ -477,6 +477,39 @@ def test_nothing_is_left_frozen_at_exit(pytester: pytest.Pytester, dataset: Path
     assert int((pytester.path / "frozen.txt").read_text()) == 0
 
 
+def test_the_xdist_controller_freezes_what_it_holds_and_what_reports_leave(pytester: pytest.Pytester,
+                                                                          dataset: Path) -> None:
+    """Under ``-n 2`` the controller runs no test and collects no item, but keeps every report it receives: it freezes
+    what it holds before the workers start and then what the reports leave, every GC_FREEZE_EVERY tests (here 1), as a
+    process that runs the tests does; everything is unfrozen when pytest is done."""
+    pytester.makeconftest(
+        """
+        import atexit, gc
+        from pathlib import Path
+
+        import pytest_ocrmetrics.plugin.scheduling as scheduling
+
+        scheduling.GC_FREEZE_EVERY = 1
+        here = Path(__file__).parent
+        SEEN = []
+
+        def pytest_runtest_logreport(report):
+            if report.when == "call":
+                SEEN.append(gc.get_freeze_count())
+
+        def pytest_sessionfinish(session):
+            if not hasattr(session.config, "workerinput"):  # the controller
+                (here / "controller.txt").write_text(" ".join(map(str, SEEN)))
+                atexit.register(lambda: (here / "frozen.txt").write_text(str(gc.get_freeze_count())))
+        """
+    )
+    result = pytester.runpytest_subprocess("--ocr-dataset=invoices", "--ocr-engine=replay:preds", "-n", "2")
+    result.assert_outcomes(passed=3)
+    seen = list(map(int, (pytester.path / "controller.txt").read_text().split()))
+    assert len(seen) == 3 and seen[0] > 0 and seen[-1] > seen[0]  # frozen before the first report, then again
+    assert int((pytester.path / "frozen.txt").read_text()) == 0
+
+
 def test_what_tests_leave_is_frozen_as_the_run_goes_and_their_garbage_cycles_are_freed(
         pytester: pytest.Pytester, dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every GC_FREEZE_EVERY tests the survivors are frozen too (pytest's closing collections then walk few
