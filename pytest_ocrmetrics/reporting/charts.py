@@ -176,8 +176,11 @@ def _fmt(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".")
 
 
-def _ticks(low: float, high: float, count: int = 5) -> tuple[list[float], float]:
+def _ticks(low: float, high: float, count: int = 5, *, whole: bool = False) -> tuple[list[float], float]:
+    """Ticks from ``low`` to ``high`` a :func:`nice_step` apart; ``whole``: for counts, a whole step (2.5 -> 3)."""
     step = nice_step(high - low, count)
+    if whole:
+        step = float(math.ceil(step))
     first = math.ceil(low / step - 1e-9) * step
     ticks = []
     value = first
@@ -208,7 +211,7 @@ def histogram_svg(
         return "".join(parts)
     low, high = binned[0].low, binned[-1].high
     top = max(b.count for b in binned)
-    y_ticks, _ = _ticks(0, top, 4)
+    y_ticks, _ = _ticks(0, top, 4, whole=True)  # documents: a tick at 2.5 was labelled "2"
     y_max = max(top, y_ticks[-1]) or 1
 
     def sx(v: float) -> float:

@@ -75,6 +75,29 @@ def test_histogram_counts_and_units_in_percent() -> None:
     assert "over 1,000 documents" in "".join(root.itertext())
 
 
+@pytest.mark.parametrize("documents", [1, 2, 3, 7, 9, 10, 23, 90, 1001])
+def test_histogram_count_ticks_are_whole_numbers_where_they_are_drawn(documents: int) -> None:
+    """The vertical axis counts documents: each tick is a whole number and its label says the value it is drawn at
+    (nine documents used to get ticks at 2.5 and 7.5 labelled "2" and "8")."""
+    root = parse(histogram_svg([0.1] * documents, metric="cer", label="e / d"))
+    y_ticks = [(float(t.get("y") or 0), t.text or "") for t in root.iter(f"{SVG}text")
+               if t.get("class") == "tick" and t.get("text-anchor") == "end"]
+    labels = [int(label.replace(",", "")) for _, label in y_ticks]
+    assert labels[0] == 0 and labels == sorted(set(labels)) and labels[-1] <= documents
+    steps = {b - a for a, b in zip(labels, labels[1:])}
+    assert len(steps) <= 1  # evenly spaced whole numbers
+    positions = [y for y, _ in y_ticks]
+    if len(labels) > 2:  # drawn evenly too: a label stands at its own value
+        gaps = [round(b - a, 1) for a, b in zip(positions, positions[1:])]
+        assert max(gaps) - min(gaps) <= 0.2
+    bar = next(r for r in root.iter(f"{SVG}rect") if r.get("class") == "bar")
+    top = float(bar.get("y") or 0)
+    zero = positions[0] - 4
+    if len(labels) > 1:  # the bar's top, at `documents`, is where the axis puts that count
+        per_document = (zero - (positions[1] - 4)) / labels[1]
+        assert abs((zero - top) - documents * per_document) <= 0.2
+
+
 def test_empty_inputs_say_so() -> None:
     assert "no scored document" in histogram_svg([], metric="cer", label="x")
     assert "no document in both runs" in scatter_svg([], metric="cer", label="x")
