@@ -1,9 +1,10 @@
 """The cyclic garbage collector paused while a long-lived heap is built.
 
-Scoring a dataset's items, reading a shard's documents and merging shards each make many containers that hold no
-reference cycles and live until the work ends. While they are made, every few hundred allocations start a
-collection, and the rarer full ones walk the whole growing heap again, finding nothing. Reference counting still
-frees everything that is dropped; a cycle made meanwhile waits for the next collection after the pause.
+Collecting a dataset's items, decoding a run file and the run-file commands (``compare``, ``report``, ``merge``)
+each make many containers that hold no reference cycles and live until the work ends. While they are made, every few
+hundred allocations start a collection, and the rarer full ones walk the whole growing heap again, finding nothing.
+Reference counting still frees everything that is dropped; a cycle made meanwhile waits for the next collection
+after the pause.
 """
 
 from __future__ import annotations
