@@ -185,7 +185,7 @@ class SpooledDocuments(LazyDocuments[list[_Entry]]):
                 yield encode(self._document(group))
 
 
-_PLAIN_NUMBER = (int, float)
+_NUMBER_TYPES = frozenset({int, float})
 
 
 def _finished_text(record: Mapping[str, Any], rec: Mapping[str, Any], text: str) -> bytes | None:
@@ -276,7 +276,7 @@ def _metric_values(rec: Mapping[str, Any]) -> tuple[tuple[tuple[Any, ...], ...],
     nulls = False  # a micro count that is there but null (not an entry of a merge index)
     micro_of = micro_counts()
     for name, value in metrics.items():
-        if type(value) not in _PLAIN_NUMBER or type(name) is not str or not name.isascii():
+        if type(value) not in _NUMBER_TYPES or type(name) is not str or not name.isascii():
             return None
         name = _NAMES.setdefault(name, name)  # one string per metric name, not one per record decoded under xdist
         micro = micro_of.get(name)
@@ -285,8 +285,8 @@ def _metric_values(rec: Mapping[str, Any]) -> tuple[tuple[tuple[Any, ...], ...],
             if type(c) is not dict:
                 return None
             numerator, denominator = c.get(micro[0]), c.get(micro[1])
-            if (numerator is not None and type(numerator) not in _PLAIN_NUMBER) or (
-                    denominator is not None and type(denominator) not in _PLAIN_NUMBER):
+            if (numerator is not None and type(numerator) not in _NUMBER_TYPES) or (
+                    denominator is not None and type(denominator) not in _NUMBER_TYPES):
                 return None
             nulls = nulls or ((numerator is None and micro[0] in c) or (denominator is None and micro[1] in c))
             values.append((name, value, numerator, denominator))
@@ -634,16 +634,10 @@ class _Group:
         pending, self._pending = self._pending, []
         accumulators = self.accumulators  # the columns first: the bulk is checked against what is there
         batch = _batch_columns(pending)
-        if batch is not None and all(
-                name not in accumulators or not accumulators[name].values
-                or accumulators[name].has_counts == (numerators is not None)
-                for name, (_, numerators, _) in batch.items()):
-            for name, (values, numerators, denominators) in batch.items():
-                acc = _accumulator(accumulators, name)
-                acc.values.extend(map(float, values))
-                if numerators is not None:
-                    acc.numerators.extend(numerators)
-                    acc.denominators.extend(denominators)  # type: ignore[arg-type]
+        if batch is not None and all(_column_fits(accumulators.get(name) or MetricAccumulator(name), *column)
+                                     for name, column in batch.items()):
+            for name, column in batch.items():
+                _extend(_accumulator(accumulators, name), *column)
             return
         for metrics, counts in pending:
             rec = {"metrics": metrics, "counts": counts}
@@ -656,16 +650,15 @@ class _Group:
 
 # documents a group reads at once (the batch's metrics and counts are held meanwhile; a record's texts are not)
 _BATCH = 256
-_NUMBER_TYPES = frozenset({int, float})
 _Columns = dict[str, tuple[list[Any], list[Any] | None, list[Any] | None]]
 
 
 def _batch_columns(pending: list[tuple[Any, Any]]) -> _Columns | None:
     """Per metric, the ``(values, numerators, denominators)`` of documents given as ``(metrics, counts)`` (each as
     :func:`_metric_values` reads it; ``numerators`` and ``denominators`` None for a metric without counts), gathered
-    by shape (the same metric and count names) in C passes over each metric's values; None when one of them is not
-    what the accumulators take without a word (not a plain number, NaN, a name that is not plain text, a count that
-    is missing or not a number, counts on some documents only)."""
+    by shape (the same metric and count names) in C passes over each metric's values; None when the documents are not
+    of a shape :func:`_metric_values` reads (metrics or counts not objects, a name that is not plain text, a metric's
+    counts not an object, counts on some documents only). :func:`_column_fits` tells whether the values fit."""
     shapes: dict[tuple[tuple[Any, ...], tuple[Any, ...]], tuple[list[Any], list[Any]]] = {}
     for metrics, counts in pending:
         metrics, counts = metrics or {}, counts or {}
@@ -702,12 +695,6 @@ def _batch_columns(pending: list[tuple[Any, Any]]) -> _Columns | None:
                 if column[1] is not None:
                     column[1].extend(numerators)  # type: ignore[arg-type]
                     column[2].extend(denominators)  # type: ignore[arg-type,union-attr]
-    for values, numerators, denominators in columns.values():
-        if not set(map(type, values)) <= _NUMBER_TYPES or any(map(math.isnan, values)):
-            return None
-        if numerators is not None and not (set(map(type, numerators)) | set(map(type, denominators))  # type: ignore[arg-type]
-                                           <= _NUMBER_TYPES):
-            return None
     return columns
 
 
@@ -718,23 +705,36 @@ def _add_column(acc: MetricAccumulator, items: list[tuple[Any, ...]]) -> bool:
     so the accumulator raises its own sentence."""
     sizes = set(map(len, items))
     values = list(map(itemgetter(1), items))
-    if not set(map(type, values)) <= {int, float}:
-        return False
-    values = list(map(float, values))
-    if any(map(math.isnan, values)):
-        return False
-    if sizes == {2} and not acc.numerators:
-        acc.values.extend(values)
-        return True
-    if sizes == {4} and (acc.numerators or not acc.values):
+    numerators = denominators = None
+    if sizes == {4}:
         numerators, denominators = list(map(itemgetter(2), items)), list(map(itemgetter(3), items))
-        if None in numerators or None in denominators:
-            return False
-        acc.values.extend(values)
+    elif sizes != {2}:
+        return False
+    if not _column_fits(acc, values, numerators, denominators):
+        return False
+    _extend(acc, values, numerators, denominators)
+    return True
+
+
+def _column_fits(acc: MetricAccumulator, values: list[Any], numerators: list[Any] | None,
+                 denominators: list[Any] | None) -> bool:
+    """Whether :meth:`MetricAccumulator.add` would take each of these values (and counts: None for a metric without
+    them) without a word, after what ``acc`` holds: plain numbers, no NaN, counts for every document or for none."""
+    if not set(map(type, values)) <= _NUMBER_TYPES or any(map(math.isnan, values)):
+        return False
+    if numerators is None:
+        return not acc.numerators
+    return (bool(acc.numerators) or not acc.values) and (
+        set(map(type, numerators)) | set(map(type, denominators or ()))) <= _NUMBER_TYPES
+
+
+def _extend(acc: MetricAccumulator, values: list[Any], numerators: list[Any] | None,
+            denominators: list[Any] | None) -> None:
+    """Add a column that :func:`_column_fits` ``acc``."""
+    acc.values.extend(map(float, values))
+    if numerators is not None:
         acc.numerators.extend(numerators)
-        acc.denominators.extend(denominators)
-        return True
-    return False
+        acc.denominators.extend(denominators or ())
 
 
 def _accumulator(accumulators: dict[str, MetricAccumulator], name: str) -> MetricAccumulator:
