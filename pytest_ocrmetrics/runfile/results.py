@@ -487,7 +487,10 @@ class RunResults:
         tags."""
         groups: dict[tuple[str, ...], _Group] = {}
         for rec in self.documents() if documents is None else documents:
-            for tag in dict.fromkeys(str(t) for t in rec.get("tags") or ()):
+            tags = rec.get("tags")
+            if not tags:  # most documents: no generator made for them
+                continue
+            for tag in dict.fromkeys(str(t) for t in tags):
                 _group(groups, (tag, rec["engine"], rec["dataset"])).add(rec)
         return [{"tag": tag, **self._row(engine, dataset, groups[(tag, engine, dataset)], resamples)}
                 for tag, engine, dataset in sorted(groups)]

@@ -125,6 +125,8 @@ def run_facts(documents: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]
     left out (nothing was asked of them)."""
     for doc in documents:
         details = doc.get("details")
+        if not details:  # most documents (a merge's, read from the shards' indices, have none): no isinstance
+            continue
         facts = details.get("facts") if isinstance(details, Mapping) else None
         if not isinstance(facts, list) or doc.get("outcome") in ("skipped", "filtered"):
             continue
