@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pytest_ocrmetrics.gating import (
+    CLI_OPTIONS,
     RunFileError,
     compare_runs,
     load_run,
@@ -86,7 +87,7 @@ def baseline_comparison(args: argparse.Namespace, baseline: dict[str, Any], run:
     return compare_runs(baseline, run, args.max_regression or [], significance=args.significance, seed=args.seed,
                         resamples=args.resamples, baseline_source=args.baseline,
                         document_regressions=args.document_regressions,
-                        engine_map=getattr(args, "engine_pairs", None))
+                        engine_map=getattr(args, "engine_pairs", None), options=CLI_OPTIONS)
 
 
 def unevaluated_pairs(args: argparse.Namespace, run: dict[str, Any]) -> tuple[list[str], bool]:

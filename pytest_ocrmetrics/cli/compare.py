@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 from pytest_ocrmetrics.cli.common import (
     UsageError,
@@ -39,45 +39,17 @@ def _engine_names(run: dict[str, Any]) -> list[str]:
 
 
 def _engine_pairs(args: argparse.Namespace, baseline: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, str]]:
-    """``--engine OLD=NEW`` as (baseline engine, run engine) pairs: OLD an engine of BASE.json, NEW one of NEW.json
-    (split at the ``=`` that makes both names known, for a name holding ``=``), each of NEW.json's engines paired
-    once. A name that is not there is a usage error with a did-you-mean."""
-    from pytest_ocrmetrics.core.hints import did_you_mean
+    """``--engine OLD=NEW`` as (baseline engine, run engine) pairs
+    (:func:`~pytest_ocrmetrics.gating.comparison.parse_engine_pairs`); a name that is not there is a usage error with
+    a did-you-mean."""
+    from pytest_ocrmetrics.gating.comparison import parse_engine_pairs
 
-    olds, news = _engine_names(baseline), _engine_names(run)
-    pairs: list[tuple[str, str]] = []
-    for text in args.engine or ():
-        splits = [(text[:i], text[i + 1:]) for i, char in enumerate(text) if char == "="]
-        old, new = next(((o, n) for o, n in splits if o in olds and n in news), splits[0])
-        for name, names, where in ((old, olds, f"the baseline {args.baseline!r}"), (new, news, repr(args.run))):
-            if name not in names:
-                swapped = old in news and new in olds  # NEW=OLD typed
-                hint = f" (the baseline's engine comes first: --engine {new}={old})" if swapped else did_you_mean(
-                    name, names)
-                raise UsageError(f"--engine {text!r}: {where} has no engine {name!r}{hint}; its engines are "
-                                 f"{', '.join(map(repr, names)) or 'none'}")
-        paired = dict((n, o) for o, n in pairs)
-        if paired.get(new, old) != old:
-            raise UsageError(f"--engine pairs {new!r} of {args.run!r} with two baseline engines, {paired[new]!r} and "
-                             f"{old!r}; pair each engine of the run once")
-        if (old, new) not in pairs:
-            pairs.append((old, new))
-    return pairs
-
-
-def _unpaired_lines(pairs: Sequence[tuple[str, str]], baseline: dict[str, Any], run: dict[str, Any]) -> list[str]:
-    """One ``ERROR:`` line per ``--engine`` pair with no document scored by both engines (same dataset and id): with
-    several pairs, one that compares nothing would hide behind the others."""
-    from pytest_ocrmetrics.gating import scored_documents
-
-    old_keys, new_keys = scored_documents(baseline), scored_documents(run)
-    lines = []
-    for old, new in pairs:
-        olds = {(dataset, doc_id) for dataset, engine, doc_id in old_keys if engine == old}
-        if not any((dataset, doc_id) in olds for dataset, engine, doc_id in new_keys if engine == new):
-            lines.append(f"ERROR: --engine {old}={new} compared nothing: no document scored by {old!r} in the baseline "
-                         f"is scored by {new!r} in this run (same dataset and id)")
-    return lines
+    try:
+        return parse_engine_pairs(args.engine or (), _engine_names(baseline), _engine_names(run),
+                                  baseline_name=f"the baseline {args.baseline!r}", run_name=repr(args.run),
+                                  option="--engine")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -88,11 +60,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     run = load_run_file(args.run, "", args)
     args.engine_pairs = _engine_pairs(args, baseline, run)
     comparison = baseline_comparison(args, baseline, run)
-    unpaired = _unpaired_lines(args.engine_pairs, baseline, run) if comparison.compared else []
     gates = evaluate_gates(args.gate or [], run.get("summary", ()))
     gate_failed = any(not g.passed for g in gates)
     unevaluated, requested = unevaluated_pairs(args, run)  # NEW.json's pairs that scored nothing, as pytest says them
-    failed = comparison.exit_failed or gate_failed or bool(unevaluated and requested) or bool(unpaired)
+    failed = comparison.exit_failed or gate_failed or bool(unevaluated and requested)
     written = write_reports(args, run, comparison, gates, run_folder(args, args.run))  # before any output
     said = [f"{'ERROR' if requested else 'WARNING'}: {sentence}" for sentence in unevaluated]
     if args.json:
@@ -101,19 +72,19 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                           "status": g.status, "message": g.message} for g in gates]
         data["unevaluated"] = said
         data["engine_map"] = [{"baseline_engine": old, "engine": new} for old, new in args.engine_pairs]
-        data["unpaired"] = unpaired
+        data["unpaired"] = [f"ERROR: {line}" for line in comparison.unpaired_engines]
         data["exit_failed"] = failed
         json.dump(data, out, indent=2, ensure_ascii=False)
         out.write("\n")
         for kind, text in (("error", comparison.error), ("warning", comparison.warning)):
             if text:  # also in the JSON; said where a person reads it too
                 print(f"ocrmetrics compare: {kind}: {text}", file=sys.stderr)
-        for line in [*said, *unpaired]:
+        for line in said:
             print(f"ocrmetrics compare: {line}", file=sys.stderr)
     else:  # names from the run files: control characters shown as marks, not sent to the terminal
         paired = [f"engines paired (baseline -> run): {', '.join(f'{o} -> {n}' for o, n in args.engine_pairs)}"
                   ] if args.engine_pairs else []
-        for line in [*paired, *(gate.message for gate in gates), *comparison.summary_lines(), *said, *unpaired]:
+        for line in [*paired, *(gate.message for gate in gates), *comparison.summary_lines(), *said]:
             print(show_controls(line), file=out)
         print(f"ocrmetrics compare: {'FAILED' if failed else 'passed'} ({args.baseline} -> {args.run})", file=out)
     for line in written:

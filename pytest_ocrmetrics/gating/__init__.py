@@ -45,11 +45,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what type checkers and IDEs read; at run time each name is imported when first used
     from pytest_ocrmetrics.gating.baseline import Baseline
     from pytest_ocrmetrics.gating.comparison import (
+        CLI_OPTIONS,
         DOCUMENT_REGRESSION_POLICIES,
+        PYTEST_OPTIONS,
         AggregateDelta,
         Comparison,
         DocumentRef,
         Improvement,
+        OptionNames,
         Regression,
         compare_runs,
         describe_normalization,
@@ -83,6 +86,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs read; at run time each name is 
 _MODULE_OF = {
     "AggregateDelta": "pytest_ocrmetrics.gating.comparison",
     "Baseline": "pytest_ocrmetrics.gating.baseline",
+    "CLI_OPTIONS": "pytest_ocrmetrics.gating.comparison",
     "Comparison": "pytest_ocrmetrics.gating.comparison",
     "DOCUMENT_REGRESSION_POLICIES": "pytest_ocrmetrics.gating.comparison",
     "DocumentKey": "pytest_ocrmetrics.runfile.read",
@@ -92,6 +96,8 @@ _MODULE_OF = {
     "GateResult": "pytest_ocrmetrics.gating.gates",
     "Improvement": "pytest_ocrmetrics.gating.comparison",
     "OPERATORS": "pytest_ocrmetrics.gating.gates",
+    "OptionNames": "pytest_ocrmetrics.gating.comparison",
+    "PYTEST_OPTIONS": "pytest_ocrmetrics.gating.comparison",
     "Regression": "pytest_ocrmetrics.gating.comparison",
     "RunFileError": "pytest_ocrmetrics.runfile.read",
     "check_run_structure": "pytest_ocrmetrics.runfile.read",
@@ -130,6 +136,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CLI_OPTIONS",
+    "OptionNames",
+    "PYTEST_OPTIONS",
     "FactChange",
     "fact_changes",
     "tolerance_for",

@@ -7,7 +7,7 @@ the aggregates (:func:`~pytest_ocrmetrics.gating.comparison.compare_runs`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -16,6 +16,7 @@ from pytest_ocrmetrics.gating.comparison import (
     Regression,
     compare_runs,
     document_changes,
+    engines_text,
     normalization_mismatch,
 )
 from pytest_ocrmetrics.gating.facts import FactChange, fact_changes
@@ -38,6 +39,25 @@ class Baseline:
     run: Mapping[str, Any]
     path: Path | None = None
     documents: Mapping[DocumentKey, Mapping[str, Any]] = field(default_factory=dict)
+    #: (baseline engine, this run's engine) pairs (``--ocr-baseline-engine``): each of this run's paired engines is
+    #: compared with its baseline engine, documents paired by dataset and id, and the others with nothing
+    engine_map: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def engines(self) -> list[str]:
+        """The engines of the baseline's scored documents, sorted."""
+        return sorted({engine for _, engine, _ in self.documents})
+
+    def with_engines(self, pairs: Iterable[tuple[str, str]]) -> Baseline:
+        """This baseline with its engines paired with this run's (``(baseline engine, run engine)`` pairs)."""
+        return replace(self, engine_map=tuple(pairs))
+
+    def _baseline_engine(self, engine: str) -> str | None:
+        """The baseline engine this run's ``engine`` is compared with (None: with nothing, when engines are paired
+        and it is not)."""
+        if not self.engine_map:
+            return engine
+        return next((old for old, new in self.engine_map if new == engine), None)
 
     @classmethod
     def from_run(cls, run: Mapping[str, Any], path: Path | None = None) -> Baseline:
@@ -68,16 +88,20 @@ class Baseline:
 
         The plugin calls this inside the document's own test, so a regressed document fails as itself.
         """
-        old = self.document_metrics(dataset, engine, doc_id)
+        baseline_engine = self._baseline_engine(engine)
+        old = None if baseline_engine is None else self.document_metrics(dataset, baseline_engine, doc_id)
         if old is None:
             return []
-        return document_changes(dataset, engine, doc_id, old, metrics, resolve_tolerances(tolerances))[0]
+        return document_changes(dataset, engine, doc_id, old, metrics, resolve_tolerances(tolerances),
+                                baseline_engine=baseline_engine if self.engine_map else None)[0]
 
     def check_facts(self, dataset: str, engine: str, doc_id: str,
                     facts: Iterable[Mapping[str, Any]]) -> list[FactChange]:
         """The facts of one document (``details.facts`` of this run) that passed in the baseline and fail now."""
-        doc = self.documents.get((dataset, engine, doc_id))
-        return [] if doc is None else fact_changes(dataset, engine, doc_id, doc, facts)[0]
+        baseline_engine = self._baseline_engine(engine)
+        doc = None if baseline_engine is None else self.documents.get((dataset, baseline_engine, doc_id))
+        label = engines_text(engine, baseline_engine) if self.engine_map else engine
+        return [] if doc is None else fact_changes(dataset, label, doc_id, doc, facts)[0]
 
     @property
     def normalization(self) -> Mapping[str, str]:
@@ -95,4 +119,6 @@ class Baseline:
     def compare(self, current_run: Mapping[str, Any], tolerances: Any = None, **kwargs: Any) -> Comparison:
         """Shortcut for :func:`compare_runs` with this baseline (named by its path in the messages)."""
         kwargs.setdefault("baseline_source", None if self.path is None else str(self.path))
+        if self.engine_map:
+            kwargs.setdefault("engine_map", self.engine_map)
         return compare_runs(self.run, current_run, tolerances, **kwargs)

@@ -18,7 +18,8 @@ from pytest_ocrmetrics.metrics.registry import METRICS, regression
 from pytest_ocrmetrics.runfile.normalization import describe_normalization, same_normalization
 from pytest_ocrmetrics.runfile.read import DocumentKey, doc_key, scored_documents
 
-__all__ = ["Regression", "Improvement", "AggregateDelta", "DocumentRef", "Comparison", "compare_runs",
+__all__ = ["Regression", "Improvement", "AggregateDelta", "DocumentRef", "Comparison", "compare_runs", "OptionNames",
+           "PYTEST_OPTIONS", "CLI_OPTIONS",
            "parse_significance", "describe_normalization", "normalization_mismatch", "DOCUMENT_REGRESSION_POLICIES",
            "parse_document_regressions"]
 
@@ -42,6 +43,68 @@ def parse_document_regressions(value: object) -> str:
         raise ValueError(f"{str(value)!r} is not a document regression policy{did_you_mean(text, DOCUMENT_REGRESSION_POLICIES)}; "
                          f"choose one of: {', '.join(DOCUMENT_REGRESSION_POLICIES)}")
     return text
+
+
+@dataclass(frozen=True)
+class OptionNames:
+    """The options that steer a comparison as they are spelled where it runs, for its sentences: pytest's
+    (:data:`PYTEST_OPTIONS`) or the ``ocrmetrics`` commands' (:data:`CLI_OPTIONS`), whose exit status stands where a
+    test would fail."""
+
+    max_regression: str
+    document_regressions: str
+    engine_pair: str  # the option pairing two engines, with {old} and {new}
+    warn_effect: str  # what --document-regressions=warn does, after the option
+    fail_effect: str  # and =fail
+
+    def pair(self, old: str, new: str) -> str:
+        """The option pairing the baseline's engine ``old`` with this run's ``new``, as typed."""
+        return self.engine_pair.format(old=old, new=new)
+
+
+PYTEST_OPTIONS = OptionNames("--ocr-max-regression", "--ocr-document-regressions", "--ocr-baseline-engine={old}={new}",
+                             "listed, their tests pass, the aggregates decide", "their tests failed")
+CLI_OPTIONS = OptionNames("--max-regression", "--document-regressions", "--engine {old}={new}",
+                          "listed, the aggregates decide the exit status", "the exit status is 1")
+
+
+def parse_engine_pairs(texts: Iterable[str], baseline_engines: Sequence[str], run_engines: Sequence[str], *,
+                       baseline_name: str, run_name: str, option: str) -> list[tuple[str, str]]:
+    """``OLD=NEW`` texts (``--ocr-baseline-engine``, ``ocrmetrics compare --engine``) as ``(baseline engine, run
+    engine)`` pairs: OLD one of ``baseline_engines``, NEW one of ``run_engines`` (split at the ``=`` that makes both
+    names known, for a name holding ``=``), each engine of the run paired once, a pair given twice kept once.
+    Anything else is a ``ValueError`` with one sentence (a did-you-mean, or the order when it was typed NEW=OLD).
+
+    >>> parse_engine_pairs(["tesseract=rapidocr"], ["tesseract"], ["rapidocr"], baseline_name="the baseline",
+    ...                    run_name="this run", option="--engine")
+    [('tesseract', 'rapidocr')]
+    """
+    from pytest_ocrmetrics.core.hints import did_you_mean
+
+    pairs: list[tuple[str, str]] = []
+    for text in texts:
+        splits = [(text[:i], text[i + 1:]) for i, char in enumerate(text) if char == "="]
+        if not splits or not all(splits[0]):
+            raise ValueError(f"{option} {text!r} is not OLD=NEW: give the baseline's engine and this run's engine "
+                             f"compared with it, e.g. {option} tesseract=rapidocr")
+        old, new = next(((o, n) for o, n in splits if o in baseline_engines and n in run_engines), splits[0])
+        for name, names, where in ((old, baseline_engines, baseline_name), (new, run_engines, run_name)):
+            if name not in names:
+                if old in run_engines and new in baseline_engines:  # NEW=OLD typed
+                    hint = f" (the baseline's engine comes first: {option} {new}={old})"
+                elif name == old and new in baseline_engines:  # a baseline updated since: the engines are the same
+                    hint = f" (it has {new!r}, this run's engine: leave {option} out to compare {new!r} with itself)"
+                else:
+                    hint = did_you_mean(name, names)
+                raise ValueError(f"{option} {text!r}: {where} has no engine {name!r}{hint}; its engines are "
+                                 f"{', '.join(map(repr, names)) or 'none'}")
+        paired = {n: o for o, n in pairs}
+        if paired.get(new, old) != old:
+            raise ValueError(f"{option} pairs {new!r} of {run_name} with two baseline engines, {paired[new]!r} and "
+                             f"{old!r}; pair each engine of the run once")
+        if (old, new) not in pairs:
+            pairs.append((old, new))
+    return pairs
 
 
 class _Delta:
@@ -75,9 +138,14 @@ class _Change(_Delta):
     baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
 
     @property
+    def engine_label(self) -> str:
+        """The engine, ``tesseract -> rapidocr`` when engines were paired."""
+        return engines_text(self.engine, self.baseline_engine)
+
+    @property
     def where(self) -> str:
         doc = f"document {self.document!r} " if self.document is not None else ""
-        return f"{doc}({_engines_text(self.engine, self.baseline_engine)} / {self.dataset})"
+        return f"{doc}({self.engine_label} / {self.dataset})"
 
 
 @dataclass(frozen=True)
@@ -127,6 +195,11 @@ class AggregateDelta(_Delta):
     baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
 
     @property
+    def engine_label(self) -> str:
+        """The engine, ``tesseract -> rapidocr`` when engines were paired."""
+        return engines_text(self.engine, self.baseline_engine)
+
+    @property
     def interval_text(self) -> str:
         if self.interval is None:
             return "no interval"
@@ -144,7 +217,7 @@ class AggregateDelta(_Delta):
         }[self.verdict]
         allowed = f"; allowed {self.tolerance}" if self.tolerance is not None else ""
         tail = "; the baseline can be updated" if self.verdict == "improvement" else ""
-        return (f"{self.metric} {head} for {_engines_text(self.engine, self.baseline_engine)} / {self.dataset}: "
+        return (f"{self.metric} {head} for {engines_text(self.engine, self.baseline_engine)} / {self.dataset}: "
                 f"{fmt_number(self.old)} -> {fmt_number(self.new)}, "
                 f"delta {fmt_delta(self.delta)}, {self.interval_text}, n={self.n} paired documents{allowed}{tail}")
 
@@ -159,8 +232,13 @@ class DocumentRef:
     reason: str
     baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
 
+    @property
+    def engine_label(self) -> str:
+        """The engine, ``tesseract -> rapidocr`` when engines were paired."""
+        return engines_text(self.engine, self.baseline_engine)
+
     def __str__(self) -> str:
-        return f"{self.dataset}/{self.id} ({_engines_text(self.engine, self.baseline_engine)}): {self.reason}"
+        return f"{self.dataset}/{self.id} ({self.engine_label}): {self.reason}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; ``baseline_engine`` only when engines were paired."""
@@ -193,6 +271,18 @@ class Comparison:
     unmatched_tolerances: tuple[str, ...] = ()
     # what document regressions (and fact regressions) do: "warn" (listed, the aggregates decide), "fail", "off"
     document_policy: str = "warn"
+    # how the sentences name the options (pytest's, or the ocrmetrics commands')
+    options: OptionNames = PYTEST_OPTIONS
+    # one sentence per pair of engines (engine_map) with no document scored by both: it would hide behind the others
+    unpaired_engines: tuple[str, ...] = ()
+    # (baseline engine, this run's engine) pairs compared (engine_map), empty when engines were compared by name
+    engine_map: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def compared_nothing(self) -> tuple[str, ...]:
+        """Sentences of what compared nothing though it was asked for: a tolerance's metric in no engine x dataset of
+        both runs, a pair of engines with no document in common (each fails the comparison)."""
+        return (*self.unmatched_tolerances, *self.unpaired_engines)
 
     @property
     def facts_gated(self) -> bool:
@@ -226,14 +316,15 @@ class Comparison:
 
     @property
     def regressed_documents(self) -> list[tuple[str, str, str]]:
-        """``(dataset, engine, id)`` of every document with a metric regressed beyond tolerance, in first-seen order."""
-        return list(dict.fromkeys((r.dataset, r.engine, str(r.document)) for r in self.regressions))
+        """``(dataset, engine, id)`` of every document with a metric regressed beyond tolerance, in first-seen order
+        (the engine as :attr:`Regression.engine_label` names it: ``tesseract -> rapidocr`` when engines were paired)."""
+        return list(dict.fromkeys((r.dataset, r.engine_label, str(r.document)) for r in self.regressions))
 
     @property
     def exit_failed(self) -> bool:
         """True when the comparison must fail CI: an aggregate regressed, nothing was compared, a tolerance's metric
-        was compared nowhere, or (with ``document_regressions="fail"``) a document or a gated fact regressed."""
-        return (self.aggregate_failed or self.matched_nothing or bool(self.unmatched_tolerances)
+        or a pair of engines compared nothing, or (with ``document_regressions="fail"``) a document or a gated fact regressed."""
+        return (self.aggregate_failed or self.matched_nothing or bool(self.compared_nothing)
                 or self.documents_fail)
 
     def document_regressions(self, dataset: str, engine: str, doc_id: str) -> list[Regression]:
@@ -255,9 +346,13 @@ class Comparison:
             return lines
         lines.append(f"compared with {_label(self.baseline_source)}: {_documents(self.compared)}, "
                      f"{len(self.new_documents)} new, {len(self.missing_documents)} missing")
-        lines += [f"ERROR: {message}" for message in self.unmatched_tolerances]
-        if not self.tolerances:
-            lines.append("no tolerance given (--max-regression METRIC:AMOUNT): differences are shown, nothing fails")
+        lines += [f"ERROR: {message}" for message in self.compared_nothing]
+        option = self.options.document_regressions
+        if not self.tolerances:  # nothing can fail: each aggregate that moved is shown (the reports have them all)
+            changed = [agg for agg in self.aggregates if agg.new != agg.old]
+            lines.append(f"no tolerance given ({self.options.max_regression}=METRIC:AMOUNT): nothing fails; "
+                         + (f"{_count(len(changed), 'aggregate')} changed:" if changed else "no aggregate changed"))
+            lines += _first(changed, max_documents, lambda agg: agg.message)
         for agg in self.aggregate_regressions:
             lines.append(f"REGRESSION {agg.message}")
         for agg in self.aggregates:
@@ -266,8 +361,8 @@ class Comparison:
         if self.regressions:
             docs = self.regressed_documents
             n = len(self.regressions)
-            effect = ("--ocr-document-regressions=fail: their tests failed" if self.document_policy == "fail"
-                      else "--ocr-document-regressions=warn: listed, their tests pass, the aggregates decide")
+            effect = (f"{option}=fail: {self.options.fail_effect}" if self.document_policy == "fail"
+                      else f"{option}=warn: {self.options.warn_effect}")
             lines.append(f"{'' if self.document_policy == 'fail' else 'WARNING: '}{_documents(len(docs))} got worse "
                          f"than the baseline beyond tolerance in {n} metric{'s' if n != 1 else ''} ({effect}): "
                          + _names(docs))
@@ -276,7 +371,7 @@ class Comparison:
             fact_docs = {(r.dataset, r.engine, r.document) for r in self.fact_regressions}
             effect = ("" if self.facts_gated and self.document_policy == "fail"
                       else " (no tolerance on fact_pass_rate: shown, not failed)" if not self.facts_gated
-                      else " (--ocr-document-regressions=warn: listed, not failed)")
+                      else f" ({option}=warn: listed, not failed)")
             lines.append(f"{len(self.fact_regressions)} fact(s) passed in the baseline and fail now, "
                          f"on {len(fact_docs)} document(s){effect}:")
             lines += _first(self.fact_regressions, max_documents, lambda change: change.message)
@@ -286,9 +381,9 @@ class Comparison:
                 lines.append(f"{len(refs)} {title}:")
                 lines += _first(refs, max_documents, str)
         lines.extend(self.update_lines(max_documents=max_documents, list_improvements=list_improvements))
-        if not self.exit_failed:
-            lines.append(f"no regression beyond tolerance against the baseline "
-                         f"({sum(1 for a in self.aggregates if a.tolerance is not None)} gated aggregates)")
+        if not self.exit_failed and self.tolerances:
+            gated = sum(1 for a in self.aggregates if a.tolerance is not None)
+            lines.append(f"no regression beyond tolerance against the baseline ({_count(gated, 'gated aggregate')})")
         return lines
 
     def update_lines(self, *, max_documents: int = 20, list_improvements: bool = True) -> list[str]:
@@ -320,6 +415,7 @@ class Comparison:
         return {
             "exit_failed": self.exit_failed,
             "unmatched_tolerances": list(self.unmatched_tolerances),
+            "unpaired_engines": list(self.unpaired_engines),
             **self.baseline_entry(),
             "significance": self.significance,
             "seed": self.seed,
@@ -355,30 +451,33 @@ class Comparison:
             "normalization": dict(self.baseline_normalization) if self.baseline_normalization else None,
             "normalization_mismatch": self.warning is not None,
             "warning": self.warning,
-            # why nothing, or nothing of a tolerance's metric, was compared
-            "error": self.error or ("; ".join(self.unmatched_tolerances) or None),
+            # why nothing, or nothing of a tolerance's metric or of a pair of engines, was compared
+            "error": self.error or ("; ".join(self.compared_nothing) or None),
             "document_regressions": self.document_regressions_entry(),
+            # the engines compared with another's baseline (--ocr-baseline-engine), only when there were some
+            **({"engine_map": [{"baseline_engine": old, "engine": new} for old, new in self.engine_map]}
+               if self.engine_map else {}),
         }
 
     def document_regressions_entry(self) -> dict[str, Any]:
         """The ``baseline.document_regressions`` object of the run file: the policy, how many documents got worse
         beyond tolerance, and each of them with its regressed metrics (empty under ``off``: nothing is listed)."""
-        by_document: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        by_document: dict[tuple[str, str, str, str | None], list[dict[str, Any]]] = {}
         for r in self.regressions:
-            by_document.setdefault((r.dataset, r.engine, str(r.document)), []).append(
+            by_document.setdefault((r.dataset, r.engine, str(r.document), r.baseline_engine), []).append(
                 {"metric": r.metric, "old": r.old, "new": r.new, "delta": r.delta, "allowed": r.allowed,
                  "tolerance": str(r.tolerance)})
         return {
             "policy": self.document_policy,
             "count": len(by_document),
             "failed": self.documents_fail,
-            "documents": [{"dataset": dataset, "engine": engine, "id": doc_id, "metrics": metrics}
-                          for (dataset, engine, doc_id), metrics in by_document.items()],
+            "documents": [_paired({"dataset": dataset, "engine": engine, "id": doc_id, "metrics": metrics}, old)
+                          for (dataset, engine, doc_id, old), metrics in by_document.items()],
             "fact_regressions": len(self.fact_regressions),
         }
 
 
-def _engines_text(engine: str, baseline_engine: str | None) -> str:
+def engines_text(engine: str, baseline_engine: str | None) -> str:
     """``tesseract -> rapidocr`` for paired engines (baseline's first), the engine alone otherwise."""
     return engine if baseline_engine is None or baseline_engine == engine else f"{baseline_engine} -> {engine}"
 
@@ -403,6 +502,11 @@ def _names(documents: Sequence[tuple[str, str, str]], limit: int = 10) -> str:
         shown.setdefault((engine, dataset), []).append(repr(doc_id))
     text = "; ".join(f"{', '.join(ids)} ({engine} / {dataset})" for (engine, dataset), ids in shown.items())
     return text + (f" and {len(documents) - limit} more" if len(documents) > limit else "")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 gated aggregate``, ``2 gated aggregates``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _first(items: Sequence[Any], limit: int, text: Callable[[Any], str]) -> list[str]:
@@ -475,6 +579,7 @@ def compare_runs(
     baseline_source: str | None = None,
     document_regressions: str = "warn",
     engine_map: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+    options: OptionNames = PYTEST_OPTIONS,
 ) -> Comparison:
     """Compare a run with a baseline run, per document and per engine x dataset x metric aggregate.
 
@@ -502,6 +607,8 @@ def compare_runs(
       restricted to its mapped engines, so ``baseline_run`` and ``current_run`` may be one run (two engines of it
       compared). Results carry this run's engine as ``engine`` and the baseline's as ``baseline_engine``; messages
       name both (``tesseract -> rapidocr``). An engine of this run paired twice is a ``ValueError``.
+    - ``options``: how the sentences (:meth:`Comparison.summary_lines`) name the options, pytest's by default
+      (:data:`PYTEST_OPTIONS`), :data:`CLI_OPTIONS` for the ``ocrmetrics`` commands.
 
     >>> doc = lambda i, cer: {"id": i, "dataset": "d", "engine": "e", "outcome": "passed", "metrics": {"cer": cer},
     ...     "counts": {"cer": {"errors": cer * 100, "reference_length": 100}}, "elapsed_s": 0.0}
@@ -542,7 +649,7 @@ def compare_runs(
         if listed:
             regressions.extend(reg)
         improvements.extend(imp)
-        worse, fixed = fact_changes(dataset, _engines_text(engine, baseline_of.get(engine)), doc_id, old_doc,
+        worse, fixed = fact_changes(dataset, engines_text(engine, baseline_of.get(engine)), doc_id, old_doc,
                                     document_facts(new_doc))
         if listed:
             fact_regressions.extend(worse)
@@ -567,14 +674,26 @@ def compare_runs(
         baseline_source=baseline_source,
         baseline_normalization=baseline_run.get("normalization"),
         error=None if groups else _no_match_message(_label(baseline_source), *_labelled(baseline_run, current_run,
-                                                                                         baseline_of)),
+                                                                                         baseline_of), options),
         warning=_normalization_warning(_label(baseline_source), baseline_run.get("normalization"),
                                        current_run.get("normalization")),
         fact_regressions=tuple(fact_regressions),
         fact_fixes=tuple(fact_fixes),
         unmatched_tolerances=_unmatched_tolerances(tols, aggregates, old_docs, new_docs) if groups else (),
         document_policy=document_regressions,
+        options=options,
+        unpaired_engines=_unpaired_engines(baseline_of, groups, options) if groups else (),
+        engine_map=tuple((old, new) for new, old in baseline_of.items()),
     )
+
+
+def _unpaired_engines(baseline_of: Mapping[str, str], groups: Mapping[tuple[str, str], Any],
+                      options: OptionNames) -> tuple[str, ...]:
+    """One sentence per pair of engines (this run's -> the baseline's) that compared no document."""
+    compared = {engine for engine, _ in groups}
+    return tuple(f"{options.pair(old, new)} compared nothing: no document scored by {old!r} in the baseline is scored "
+                 f"by {new!r} in this run (same dataset and id)"
+                 for new, old in baseline_of.items() if new not in compared)
 
 
 def _unpaired_refs(
@@ -659,7 +778,7 @@ def _labelled(baseline_run: Mapping[str, Any], current_run: Mapping[str, Any],
         return baseline_run, current_run
 
     def label(run: Mapping[str, Any]) -> dict[str, Any]:
-        return {**run, "documents": [{**doc, "engine": _engines_text(str(doc["engine"]),
+        return {**run, "documents": [{**doc, "engine": engines_text(str(doc["engine"]),
                                                                      baseline_of.get(str(doc["engine"])))}
                                      for doc in run.get("documents", ())]}
 
@@ -735,7 +854,8 @@ def _pairs_text(pairs: Sequence[tuple[str, str]], limit: int = 5) -> str:
     return text + (f" and {len(pairs) - limit} more" if len(pairs) > limit else "")
 
 
-def _no_match_message(label: str, baseline_run: Mapping[str, Any], current_run: Mapping[str, Any]) -> str:
+def _no_match_message(label: str, baseline_run: Mapping[str, Any], current_run: Mapping[str, Any],
+                      options: OptionNames = PYTEST_OPTIONS) -> str:
     """Why no document is scored in both runs, in one sentence with the likely cause."""
     old_all, new_all = list(baseline_run.get("documents", ())), list(current_run.get("documents", ()))
     old_scored, new_scored = scored_documents(baseline_run), scored_documents(current_run)
@@ -755,7 +875,14 @@ def _no_match_message(label: str, baseline_run: Mapping[str, Any], current_run: 
         return (f"{head}: both have {_pairs_text(common)} (engine / dataset) but no document id in common "
                 f"(the baseline has e.g. {old_id!r}, this run {new_id!r}), so the documents were probably renamed; "
                 f"{fix}")
-    renamed = _renamed_dataset(old_scored, new_scored)
+    engines = _renamed(old_scored, new_scored, by=1)
+    if engines is not None:  # the same documents, read by another engine: compare the two on purpose, or start over
+        old_engine, new_engine = engines
+        return (f"{head}: the baseline has {_pairs_text(old_pairs)}, this run has {_pairs_text(new_pairs)} "
+                f"(engine / dataset): the same documents were read by engine {_shown(old_engine)!r} in the baseline "
+                f"and {_shown(new_engine)!r} here; to compare the two engines pass "
+                f"{options.pair(_shown(old_engine), _shown(new_engine))}, or {fix}")
+    renamed = _renamed(old_scored, new_scored, by=0)
     if renamed is not None:  # the same documents, the dataset named otherwise (another rule, folder or rootdir)
         old_name, new_name = renamed
         return (f"{head}: the baseline has {_pairs_text(old_pairs)}, this run has {_pairs_text(new_pairs)} "
@@ -767,18 +894,22 @@ def _no_match_message(label: str, baseline_run: Mapping[str, Any], current_run: 
             f"(engine / dataset), so a dataset folder was probably renamed or another engine or dataset was run; {fix}")
 
 
-def _renamed_dataset(old_scored: Mapping[DocumentKey, Any], new_scored: Mapping[DocumentKey, Any]
-                     ) -> tuple[str, str] | None:
-    """``(baseline's dataset name, this run's)`` of the dataset pair sharing the most (engine, document id) pairs, when
-    a dataset of this run holds documents the baseline has under another dataset name; else None."""
-    old_by_doc: dict[tuple[str, str], set[str]] = {}
-    for dataset, engine, doc_id in old_scored:
-        old_by_doc.setdefault((engine, doc_id), set()).add(dataset)
+def _renamed(old_scored: Mapping[DocumentKey, Any], new_scored: Mapping[DocumentKey, Any], *, by: int
+             ) -> tuple[str, str] | None:
+    """``(the baseline's name, this run's)`` of the pair of datasets (``by=0``) or engines (``by=1``) sharing the most
+    documents otherwise the same (the key's other parts), when this run holds documents the baseline has under
+    another dataset or engine name; else None."""
+    def rest(key: DocumentKey) -> tuple[str, ...]:
+        return tuple(part for position, part in enumerate(key) if position != by)
+
+    old_names: dict[tuple[str, ...], set[str]] = {}
+    for key in old_scored:
+        old_names.setdefault(rest(key), set()).add(key[by])
     shared: dict[tuple[str, str], int] = {}
-    for dataset, engine, doc_id in new_scored:
-        for old_dataset in old_by_doc.get((engine, doc_id), ()):
-            if old_dataset != dataset:
-                shared[(old_dataset, dataset)] = shared.get((old_dataset, dataset), 0) + 1
+    for key in new_scored:
+        for old_name in old_names.get(rest(key), ()):
+            if old_name != key[by]:
+                shared[(old_name, key[by])] = shared.get((old_name, key[by]), 0) + 1
     return max(sorted(shared), key=lambda pair: shared[pair]) if shared else None
 
 

@@ -45,7 +45,7 @@ class Verdict:
         """
         comparison = self.comparison
         return self.error or bool(self.failed_gates) or bool(comparison is not None and (
-            comparison.aggregate_failed or comparison.matched_nothing or comparison.unmatched_tolerances)) or bool(
+            comparison.aggregate_failed or comparison.matched_nothing or comparison.compared_nothing)) or bool(
             self.unevaluated and self.checks_requested)
 
     def baseline_entry(self) -> dict[str, Any] | None:
@@ -87,14 +87,11 @@ def judge_run(
 
         gate_results = tuple(evaluate_gates(gates, run["summary"]))
     comparison = None
-    notes: list[str] = []
-    if baseline is not None:
+    if baseline is not None:  # (its lines say when no tolerance was given: nothing fails)
         comparison = baseline.compare(run, tolerances, significance=significance, seed=seed,
                                       document_regressions=document_regressions)
-        if not tolerances and not comparison.matched_nothing:
-            notes.append("no --ocr-max-regression given: differences from the baseline are reported, not enforced")
     requested = bool(checks_requested or gates or tolerances)
-    return Verdict(gate_results, comparison, tuple(notes), unevaluated=tuple(unevaluated_sentences(run, requested)),
+    return Verdict(gate_results, comparison, (), unevaluated=tuple(unevaluated_sentences(run, requested)),
                    checks_requested=requested)
 
 

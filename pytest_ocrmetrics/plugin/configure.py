@@ -55,6 +55,7 @@ def start_run(config: pytest.Config) -> PluginState:
         runner.validate()
     except (EngineOptionError, KeyError, ValueError) as exc:
         raise pytest.UsageError(str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
+    baseline = _paired_baseline(settings, baseline, [choice.label for choice in runner.engines])
     results = RunResults(
         normalization=_normalization(settings),
         seed=settings.seed,
@@ -186,6 +187,29 @@ def _gating_settings(settings: OcrSettings) -> tuple[tuple[Any, ...], dict[str, 
         if mismatch is not None and not settings.baseline_allow_mismatch:
             raise pytest.UsageError(mismatch)
     return gates, tolerances, baseline
+
+
+def _paired_baseline(settings: OcrSettings, baseline: Any, engines: list[str]) -> Any:
+    """The baseline with its engines paired with this run's (``--ocr-baseline-engine OLD=NEW``), checked at startup:
+    OLD an engine of the baseline, NEW one of ``--ocr-engine``'s, each of this run's engines paired once (a typo is a
+    usage error with a did-you-mean). Without a baseline file yet (the first run of ``--ocr-baseline-update``) only
+    NEW is checked: nothing is compared."""
+    if not settings.baseline_engines:
+        return baseline
+    if settings.baseline is None:
+        raise pytest.UsageError("--ocr-baseline-engine needs --ocr-baseline=PATH: the run file whose engine OLD this "
+                                "run's engine NEW is compared with")
+    from pytest_ocrmetrics.gating.comparison import parse_engine_pairs
+
+    name = f"the baseline {str(settings.baseline)!r}"
+    # without a baseline file yet, any OLD is taken (nothing is compared) and this run's names are still checked
+    olds = baseline.engines if baseline is not None else [text.partition("=")[0] for text in settings.baseline_engines]
+    try:
+        pairs = parse_engine_pairs(settings.baseline_engines, olds, engines, baseline_name=name,
+                                   run_name="this run (--ocr-engine)", option="--ocr-baseline-engine")
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return None if baseline is None else baseline.with_engines(pairs)
 
 
 def _check_baseline_update(settings: OcrSettings) -> None:

@@ -100,6 +100,10 @@ _OPTIONS: tuple[tuple[str, str, str | None, dict[str, Any]], ...] = (
     ("--ocr-document-regressions", "ocr_document_regressions", "string", dict(metavar="POLICY",
         help="What a document that got worse than the baseline beyond its tolerance does: warn (default: listed in "
              "every report, its test passes, the aggregates decide), fail (its test fails) or off.")),
+    ("--ocr-baseline-engine", "ocr_baseline_engines", "linelist", dict(action="append", metavar="OLD=NEW",
+        help="Compare this run's engine NEW with the baseline's engine OLD, documents paired by dataset and id "
+             "(repeatable; e.g. tesseract=rapidocr when a release switches engines); engines not paired are not "
+             "compared.")),
     ("--ocr-baseline-allow-mismatch", "ocr_baseline_allow_mismatch", "bool", dict(action="store_true",
         help="Compare with a baseline made with another normalization profile, unit or tokenizer (with a warning) "
              "instead of refusing it.")),

@@ -268,6 +268,7 @@ class OcrSettings:
     gates: tuple[str, ...] = ()
     baseline: Path | None = None
     baseline_allow_mismatch: bool = False
+    baseline_engines: tuple[str, ...] = ()  # --ocr-baseline-engine OLD=NEW, as typed
     baseline_update: bool = False
     validate_baseline: bool = False
     document_regressions: str = "warn"
@@ -339,6 +340,7 @@ class OcrSettings:
             baseline=path("ocr_baseline"),
             baseline_allow_mismatch=bool(config.getoption("ocr_baseline_allow_mismatch")
                                          or config.getini("ocr_baseline_allow_mismatch")),
+            baseline_engines=tuple(_list(config, "ocr_baseline_engines")),
             baseline_update=bool(config.getoption("ocr_baseline_update") or config.getini("ocr_baseline_update")),
             validate_baseline=bool(config.getoption("ocr_validate_baseline")
                                    or config.getini("ocr_validate_baseline")),

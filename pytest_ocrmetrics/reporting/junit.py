@@ -85,7 +85,7 @@ def _baseline_properties(comparison: Comparison) -> list[tuple[str, str]]:
     if comparison.fact_regressions or comparison.fact_fixes:
         props += [("ocr.baseline.fact_regressions", str(len(comparison.fact_regressions))),
                   ("ocr.baseline.fact_fixes", str(len(comparison.fact_fixes)))]
-    error = comparison.error or "; ".join(comparison.unmatched_tolerances)
+    error = comparison.error or "; ".join(comparison.compared_nothing)
     props += [(f"ocr.baseline.{kind}", text) for kind, text in (("error", error),
                                                                 ("warning", comparison.warning)) if text]
     return props

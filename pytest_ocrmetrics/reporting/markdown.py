@@ -298,7 +298,7 @@ def _aggregate_lines(comparison: Comparison) -> list[str]:
         for a in gated:
             interval = (f"{format_delta(a.metric, a.interval[0])} .. {format_delta(a.metric, a.interval[1])}"
                         if a.interval else "-")
-            rows.append([f"{icon[a.verdict]} {a.verdict}", _title(a.metric), md_escape(f"{a.engine} / {a.dataset}"),
+            rows.append([f"{icon[a.verdict]} {a.verdict}", _title(a.metric), md_escape(f"{a.engine_label} / {a.dataset}"),
                          format_value(a.metric, a.old), format_value(a.metric, a.new), format_delta(a.metric, a.delta),
                          interval, str(a.n)])
         level = f"{gated[0].level:.0%} interval"
@@ -318,7 +318,7 @@ def _regression_lines(comparison: Comparison) -> list[str]:
         lines.append(f"**{len(docs)} document(s) got worse than the baseline beyond tolerance** "
                      f"({len(comparison.regressions)} document metric(s)){effect}:")
         lines.append("")
-        lines += [f"- {md_escape(r.dataset)}/{md_escape(r.document)} ({md_escape(r.engine)}): {_title(r.metric)} "
+        lines += [f"- {md_escape(r.dataset)}/{md_escape(r.document)} ({md_escape(r.engine_label)}): {_title(r.metric)} "
                   f"{format_value(r.metric, r.old)} → {format_value(r.metric, r.new)} "
                   f"({format_delta(r.metric, r.delta)})" for r in comparison.regressions[:MAX_LISTED]]
         if len(comparison.regressions) > MAX_LISTED:
@@ -353,7 +353,7 @@ def _reference_lines(comparison: Comparison) -> list[str]:
         if refs:
             lines.append(f"<details><summary>{len(refs)} {title}</summary>")
             lines.append("")
-            lines += [f"- {md_escape(ref.dataset)}/{md_escape(ref.id)} ({md_escape(ref.engine)}): {md_escape(ref.reason)}"
+            lines += [f"- {md_escape(ref.dataset)}/{md_escape(ref.id)} ({md_escape(ref.engine_label)}): {md_escape(ref.reason)}"
                       for ref in refs[:MAX_LISTED]]
             if len(refs) > MAX_LISTED:
                 lines.append(f"- … and {len(refs) - MAX_LISTED} more")
@@ -370,9 +370,9 @@ def _improvement_lines(comparison: Comparison) -> list[str]:
                      f"the baseline can be updated</summary>")
         lines.append("")
         for item in improvements[:MAX_LISTED]:
-            where = (f"{md_escape(item.dataset)}/{md_escape(item.document)} ({md_escape(item.engine)})"
+            where = (f"{md_escape(item.dataset)}/{md_escape(item.document)} ({md_escape(item.engine_label)})"
                      if isinstance(item, Improvement)
-                     else f"{md_escape(item.engine)} / {md_escape(item.dataset)} (aggregate)")
+                     else f"{md_escape(item.engine_label)} / {md_escape(item.dataset)} (aggregate)")
             lines.append(f"- {where}: {_title(item.metric)} {format_value(item.metric, item.old)} → "
                          f"{format_value(item.metric, item.new)} ({format_delta(item.metric, item.delta)})")
         if len(improvements) > MAX_LISTED:

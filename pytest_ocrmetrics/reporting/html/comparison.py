@@ -45,7 +45,7 @@ def _aggregate_row(agg: AggregateDelta) -> str:
                 f"({agg.level:.0%})" if agg.interval else "-")
     return (
         f'<tr><td data-sort="{VERDICT_ORDER[agg.verdict]}"><span class="badge {e(agg.verdict)}">{e(agg.verdict)}</span></td>'
-        f'<td>{e(agg.engine)}</td><td>{e(agg.dataset)}</td><td>{e(metric_title(agg.metric))} {direction_arrow(agg.metric)}</td>'
+        f'<td>{e(agg.engine_label)}</td><td>{e(agg.dataset)}</td><td>{e(metric_title(agg.metric))} {direction_arrow(agg.metric)}</td>'
         f'<td class="num" data-sort="{sort_value(agg.old)}">{e(format_value(agg.metric, agg.old))}</td>'
         f'<td class="num" data-sort="{sort_value(agg.new)}">{e(format_value(agg.metric, agg.new))}</td>'
         f'<td class="num" data-sort="{sort_value(agg.delta)}"><span class="delta {delta_class(agg.verdict)}">'
@@ -95,7 +95,7 @@ def comparison_section(comparison: Comparison) -> str:
                 f'ocrmetrics compare --json lists all of them.</p>' if total > MAX_CHANGE_ROWS else "")
         items = items[:MAX_CHANGE_ROWS]
         body = "".join(
-            f'<tr><td>{e(c.document)}</td><td>{e(c.engine)}</td><td>{e(c.dataset)}</td><td>{e(metric_title(c.metric))}</td>'
+            f'<tr><td>{e(c.document)}</td><td>{e(c.engine_label)}</td><td>{e(c.dataset)}</td><td>{e(metric_title(c.metric))}</td>'
             f'<td class="num">{e(format_value(c.metric, c.old))}</td><td class="num">{e(format_value(c.metric, c.new))}</td>'
             f'<td class="num">{e(format_delta(c.metric, c.delta))}</td><td>{e(c.tolerance)}</td></tr>'
             for c in items
@@ -113,7 +113,7 @@ def comparison_section(comparison: Comparison) -> str:
     for title, refs in (("new document(s), not in the baseline", comparison.new_documents),
                         ("document(s) of the baseline missing from this run", comparison.missing_documents)):
         if refs:
-            items = "".join(f"<li>{e(ref.dataset)} / <b>{e(ref.id)}</b> ({e(ref.engine)}): {e(ref.reason)}</li>"
+            items = "".join(f"<li>{e(ref.dataset)} / <b>{e(ref.id)}</b> ({e(ref.engine_label)}): {e(ref.reason)}</li>"
                             for ref in refs)
             parts.append(f'<details open><summary><b>{len(refs)} {e(title)}</b></summary><ul>{items}</ul></details>')
     parts.append("</section>")
