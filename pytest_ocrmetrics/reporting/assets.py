@@ -134,7 +134,8 @@ svg.chart .grid { stroke: #eaeef2; }
 svg.chart .bar { fill: #54aeff; }
 svg.chart .bar:hover, svg.chart .cell:hover { fill: var(--accent); }
 svg.chart .marker { stroke: var(--fg); stroke-dasharray: 4 3; }
-svg.chart text.marker-label { fill: var(--fg); }
+svg.chart text.marker-label { fill: var(--fg); paint-order: stroke; stroke: var(--bg); stroke-width: 3px;
+  stroke-linejoin: round; }
 svg.chart .diagonal { stroke: #57606a; stroke-dasharray: 5 4; }
 svg.chart .worse-zone { fill: #ffebe9; fill-opacity: .55; }
 svg.chart .cell { fill: #0969da; }
