@@ -272,7 +272,15 @@ def test_unchanged_run_passes_and_says_so() -> None:
     comparison = compare_runs(run, run, ["cer:0.005", "field_f1:2%"], resamples=100)
     assert not comparison.exit_failed and comparison.regressions == () and comparison.improvements == ()
     assert {a.verdict for a in comparison.aggregates} == {"unchanged", "ungated"}
-    assert comparison.summary_lines()[-1].startswith("no regression beyond tolerance against the baseline")
+    lines = comparison.summary_lines()
+    assert lines[-1] == "no regression beyond tolerance against the baseline (2 gated aggregates)"
+    # the evidence of the pass: each gated aggregate with its numbers (the ungated ones are in the reports)
+    within = [line for line in lines if " within tolerance for " in line]
+    assert [line.split(" within")[0] for line in within] == ["cer", "field_f1"]
+    assert within[0].endswith("delta ±0.0000, 95% CI [±0.0000, ±0.0000], n=20 paired documents; allowed cer:0.005")
+    capped = comparison.summary_lines(max_documents=1)
+    assert [line for line in capped if "within tolerance" in line][1:] == [
+        "... and 1 more within tolerance (every one in the reports)"]
     # nothing moves: the interval is exactly zero
     assert all(a.interval == (0.0, 0.0) for a in comparison.aggregates)
 

@@ -347,17 +347,41 @@ class Comparison:
         lines.append(f"compared with {_label(self.baseline_source)}: {_documents(self.compared)}, "
                      f"{len(self.new_documents)} new, {len(self.missing_documents)} missing")
         lines += [f"ERROR: {message}" for message in self.compared_nothing]
-        option = self.options.document_regressions
-        if not self.tolerances:  # nothing can fail: each aggregate that moved is shown (the reports have them all)
+        lines += self._aggregate_lines(max_documents)
+        lines += self._document_lines(max_documents)
+        for title, refs in (("new documents (not in the baseline)", self.new_documents),
+                            ("documents missing from this run (in the baseline)", self.missing_documents)):
+            if refs:
+                lines.append(f"{len(refs)} {title}:")
+                lines += _first(refs, max_documents, str)
+        lines.extend(self.update_lines(max_documents=max_documents, list_improvements=list_improvements))
+        if not self.exit_failed and self.tolerances:
+            gated = sum(1 for a in self.aggregates if a.tolerance is not None)
+            lines.append(f"no regression beyond tolerance against the baseline ({_count(gated, 'gated aggregate')})")
+        return lines
+
+    def _aggregate_lines(self, max_documents: int) -> list[str]:
+        """The aggregates: without a tolerance each one that moved (nothing can fail); else the regressions, those
+        not significant, and each gated one within its tolerance with its numbers (the evidence of a pass)."""
+        if not self.tolerances:
             changed = [agg for agg in self.aggregates if agg.new != agg.old]
-            lines.append(f"no tolerance given ({self.options.max_regression}=METRIC:AMOUNT): nothing fails; "
-                         + (f"{_count(len(changed), 'aggregate')} changed:" if changed else "no aggregate changed"))
-            lines += _first(changed, max_documents, lambda agg: agg.message)
-        for agg in self.aggregate_regressions:
-            lines.append(f"REGRESSION {agg.message}")
-        for agg in self.aggregates:
-            if agg.verdict == "not-significant":
-                lines.append(f"not significant at {self.significance:g}: {agg.message}")
+            return [f"no tolerance given ({self.options.max_regression}=METRIC:AMOUNT): nothing fails; "
+                    + (f"{_count(len(changed), 'aggregate')} changed:" if changed else "no aggregate changed"),
+                    *_first(changed, max_documents, lambda agg: agg.message)]
+        lines = [f"REGRESSION {agg.message}" for agg in self.aggregate_regressions]
+        lines += [f"not significant at {self.significance:g}: {agg.message}"
+                  for agg in self.aggregates if agg.verdict == "not-significant"]
+        within = [agg for agg in self.aggregates if agg.verdict == "unchanged"]
+        lines += [agg.message for agg in within[:max_documents]]
+        if len(within) > max_documents:
+            lines.append(f"... and {len(within) - max_documents} more within tolerance (every one in the reports)")
+        return lines
+
+    def _document_lines(self, max_documents: int) -> list[str]:
+        """The documents worse than the baseline beyond tolerance and the facts that passed there and fail now, with
+        what the policy did to them."""
+        lines: list[str] = []
+        option = self.options.document_regressions
         if self.regressions:
             docs = self.regressed_documents
             n = len(self.regressions)
@@ -375,15 +399,6 @@ class Comparison:
             lines.append(f"{len(self.fact_regressions)} fact(s) passed in the baseline and fail now, "
                          f"on {len(fact_docs)} document(s){effect}:")
             lines += _first(self.fact_regressions, max_documents, lambda change: change.message)
-        for title, refs in (("new documents (not in the baseline)", self.new_documents),
-                            ("documents missing from this run (in the baseline)", self.missing_documents)):
-            if refs:
-                lines.append(f"{len(refs)} {title}:")
-                lines += _first(refs, max_documents, str)
-        lines.extend(self.update_lines(max_documents=max_documents, list_improvements=list_improvements))
-        if not self.exit_failed and self.tolerances:
-            gated = sum(1 for a in self.aggregates if a.tolerance is not None)
-            lines.append(f"no regression beyond tolerance against the baseline ({_count(gated, 'gated aggregate')})")
         return lines
 
     def update_lines(self, *, max_documents: int = 20, list_improvements: bool = True) -> list[str]:
