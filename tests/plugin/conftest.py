@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,11 @@ def validated_run_files(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Every run file (and baseline) a plugin test's pytester run writes in this process is checked against the run
     file's JSON Schema when it is written, not only when a later run reads it back; the test fails at its end when one
     is not valid. Yields the list of the paths checked."""
-    from pytest_ocrmetrics.reporting import files
     from pytest_ocrmetrics.runfile.read import RunFileError, load_run
+
+    # the module in sys.modules, which a pytester run imports: after an earlier in-process run, the package's
+    # ``files`` attribute may still name a module object that run's clean-up took out of sys.modules
+    files = importlib.import_module("pytest_ocrmetrics.reporting.files")
 
     checked: list[Path] = []
     invalid: list[str] = []

@@ -144,7 +144,11 @@ def test_the_summary_intervals_are_bootstrapped_only_when_a_report_or_a_gate_rea
 ) -> None:
     """The terminal, JUnit, CSV and Markdown show no summary interval: a run writing only those skips the bootstrap
     (and numpy's import); the run file, the HTML report and a gate on ``ci_low``/``ci_high`` get them."""
-    from pytest_ocrmetrics.runfile import results
+    import importlib
+
+    # the module in sys.modules, which the plugin's run imports: after an earlier in-process pytester run, the
+    # package's ``results`` attribute may still name a module object that run's clean-up took out of sys.modules
+    results = importlib.import_module("pytest_ocrmetrics.runfile.results")
     calls: list[int] = []
     bootstrap = results.bootstrap_mean_intervals
     monkeypatch.setattr(results, "bootstrap_mean_intervals",
