@@ -255,7 +255,28 @@ def test_math_layout_step_skipped_without_a_browser_says_so(monkeypatch: pytest.
     assert verdict.passed is None  # not checked: only the missing step could have accepted it
     assert verdict.notes == ("layout step skipped",)
     assert verdict.explanation == ("not checked: the symbol-layout comparison needs KaTeX in a browser: "
-                                   "no chromium executable (set OCR_CHROMIUM)")
+                                   "no chromium executable (pip install 'pytest-ocrmetrics[facts]' for Playwright, "
+                                   "and Chromium: apt-get install chromium, or set OCR_CHROMIUM to its executable)")
+    math_layout.render_spans.cache_clear()
+
+
+def test_math_layout_step_without_playwright_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``facts`` extra installs Playwright; without it the sentence says what to install (it said
+    "cannot start chromium: No module named 'playwright'")."""
+    pytest.importorskip("pykatex")
+    import sys
+
+    from pytest_ocrmetrics.metrics.facts import math_layout
+
+    monkeypatch.setitem(sys.modules, "playwright", None)  # import playwright raises ImportError
+    monkeypatch.setitem(sys.modules, "playwright.sync_api", None)
+    monkeypatch.setattr(math_layout._BROWSER, "browser", None)
+    math_layout.render_spans.cache_clear()
+    verdict = check_fact(_math_fact("\\int_{a}^{b} f(x) d x=F(b)-F(a)"), "$\\int_{a}^{b} f(x) \\, dx = F(b) - F(a)$")
+    assert verdict.passed is None
+    assert verdict.explanation == ("not checked: the symbol-layout comparison needs KaTeX in a browser: Playwright "
+                                   "is not installed (pip install 'pytest-ocrmetrics[facts]' for Playwright, and "
+                                   "Chromium: apt-get install chromium, or set OCR_CHROMIUM to its executable)")
     math_layout.render_spans.cache_clear()
 
 

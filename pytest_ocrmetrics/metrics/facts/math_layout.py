@@ -76,6 +76,11 @@ class Span:
     height: float
 
 
+#: What the layout step needs, as a sentence's parenthesis: the package that drives the browser, and the browser.
+INSTALL_HINT = ("pip install 'pytest-ocrmetrics[facts]' for Playwright, and Chromium: apt-get install chromium, or "
+                "set OCR_CHROMIUM to its executable")
+
+
 def _chromium() -> str | None:
     path = os.environ.get("OCR_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     return path if path and Path(path).is_file() else None
@@ -143,11 +148,13 @@ class _Browser:
 
     def _launch(self) -> None:  # on the browser thread only
         """Start Playwright and headless Chromium (``self.playwright``, ``self.browser``)."""
-        from playwright.sync_api import sync_playwright  # type: ignore[import-not-found,unused-ignore]
-
+        try:
+            from playwright.sync_api import sync_playwright  # type: ignore[import-not-found,unused-ignore]
+        except ImportError:
+            raise LayoutUnavailable(f"Playwright is not installed ({INSTALL_HINT})") from None
         chromium = _chromium()
         if chromium is None:
-            raise LayoutUnavailable("no chromium executable (set OCR_CHROMIUM)")
+            raise LayoutUnavailable(f"no chromium executable ({INSTALL_HINT})")
         self.playwright = sync_playwright().start()
         self.browser = self.playwright.chromium.launch(executable_path=chromium, args=_LAUNCH_ARGS)
 
