@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         for kind, text in (("error", comparison.error), ("warning", comparison.warning)):
             if text:  # also in the JSON; said where a person reads it too
                 print(f"ocrmetrics compare: {kind}: {text}", file=sys.stderr)
-        for line in said:
+        for line in [*(f"ERROR: {sentence}" for sentence in comparison.compared_nothing), *said]:
             print(f"ocrmetrics compare: {line}", file=sys.stderr)
     else:  # names from the run files: control characters shown as marks, not sent to the terminal
         paired = [f"engines paired (baseline -> run): {', '.join(f'{o} -> {n}' for o, n in args.engine_pairs)}"
