@@ -107,6 +107,18 @@ def parse_engine_pairs(texts: Iterable[str], baseline_engines: Sequence[str], ru
     return pairs
 
 
+class _Engines:
+    """``engine_label`` of a dataclass with ``engine`` and ``baseline_engine`` fields."""
+
+    engine: str
+    baseline_engine: str | None
+
+    @property
+    def engine_label(self) -> str:
+        """The engine, ``tesseract -> rapidocr`` when engines were paired."""
+        return engines_text(self.engine, self.baseline_engine)
+
+
 class _Delta:
     """``delta`` and ``worse_by`` of a dataclass with ``metric``, ``old`` and ``new`` fields."""
 
@@ -126,7 +138,7 @@ class _Delta:
 
 
 @dataclass(frozen=True)
-class _Change(_Delta):
+class _Change(_Delta, _Engines):
     metric: str
     engine: str
     dataset: str
@@ -136,11 +148,6 @@ class _Change(_Delta):
     allowed: float
     tolerance: Tolerance
     baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
-
-    @property
-    def engine_label(self) -> str:
-        """The engine, ``tesseract -> rapidocr`` when engines were paired."""
-        return engines_text(self.engine, self.baseline_engine)
 
     @property
     def where(self) -> str:
@@ -173,7 +180,7 @@ Verdict = Literal["regression", "not-significant", "improvement", "unchanged", "
 
 
 @dataclass(frozen=True)
-class AggregateDelta(_Delta):
+class AggregateDelta(_Delta, _Engines):
     """An engine x dataset x metric aggregate of the baseline against this run, over the documents in both.
 
     ``old`` and ``new`` are micro values (summed counts for count metrics, the mean otherwise) over the ``n``
@@ -195,11 +202,6 @@ class AggregateDelta(_Delta):
     baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
 
     @property
-    def engine_label(self) -> str:
-        """The engine, ``tesseract -> rapidocr`` when engines were paired."""
-        return engines_text(self.engine, self.baseline_engine)
-
-    @property
     def interval_text(self) -> str:
         if self.interval is None:
             return "no interval"
@@ -217,13 +219,13 @@ class AggregateDelta(_Delta):
         }[self.verdict]
         allowed = f"; allowed {self.tolerance}" if self.tolerance is not None else ""
         tail = "; the baseline can be updated" if self.verdict == "improvement" else ""
-        return (f"{self.metric} {head} for {engines_text(self.engine, self.baseline_engine)} / {self.dataset}: "
+        return (f"{self.metric} {head} for {self.engine_label} / {self.dataset}: "
                 f"{fmt_number(self.old)} -> {fmt_number(self.new)}, "
                 f"delta {fmt_delta(self.delta)}, {self.interval_text}, n={self.n} paired documents{allowed}{tail}")
 
 
 @dataclass(frozen=True)
-class DocumentRef:
+class DocumentRef(_Engines):
     """A document present on one side of a comparison only, with why."""
 
     dataset: str
@@ -231,11 +233,6 @@ class DocumentRef:
     id: str
     reason: str
     baseline_engine: str | None = None  # the baseline's engine when engines were paired (engine_map), else None
-
-    @property
-    def engine_label(self) -> str:
-        """The engine, ``tesseract -> rapidocr`` when engines were paired."""
-        return engines_text(self.engine, self.baseline_engine)
 
     def __str__(self) -> str:
         return f"{self.dataset}/{self.id} ({self.engine_label}): {self.reason}"
