@@ -74,6 +74,8 @@ def _baseline_properties(comparison: Comparison) -> list[tuple[str, str]]:
              ("ocr.baseline.compared", str(comparison.compared)),
              ("ocr.baseline.new", str(len(comparison.new_documents))),
              ("ocr.baseline.missing", str(len(comparison.missing_documents)))]
+    if comparison.engine_map:  # --ocr-baseline-engine: which baseline engine each of this run's was compared with
+        props.append(("ocr.baseline.engine_map", "; ".join(f"{old} -> {new}" for old, new in comparison.engine_map)))
     if comparison.document_policy != "off":  # documents worse beyond tolerance: failed or only listed
         documents = comparison.regressed_documents
         props += [("ocr.baseline.document_regressions", str(len(documents))),

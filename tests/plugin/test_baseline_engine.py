@@ -52,6 +52,8 @@ def test_paired_engine_is_compared_with_the_baselines_engine(pytester: pytest.Py
     assert suite is not None
     props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
     assert props["ocr.baseline.compared"] == "3" and props["ocr.baseline.regressed"] == "true"
+    assert props["ocr.baseline.engine_map"] == "tesseract -> replay"
+    assert props["ocr.baseline.document_regressions.documents"] == "invoices/doc_002.png (tesseract -> replay)"
 
 
 def test_baseline_of_another_engine_says_how_to_pair_them(pytester: pytest.Pytester, dataset: Path) -> None:
