@@ -31,7 +31,8 @@ def test_paired_engine_is_compared_with_the_baselines_engine(pytester: pytest.Py
     (pytester.path / "preds" / "doc_002.txt").write_text("Hallo wrld", encoding="utf-8")  # worse than tesseract's
     result = pytester.runpytest(*BASE, "--ocr-baseline=base.json", "--ocr-baseline-engine=tesseract=replay",
                                 "--ocr-max-regression=cer:0.01", "--ocr-document-regressions=fail",
-                                "--junitxml=out.xml", "--ocr-json=new.json", "--ocr-markdown=summary.md", *plugin_args)
+                                "--junitxml=out.xml", "--ocr-json=new.json", "--ocr-markdown=summary.md",
+                                "--ocr-html=report.html", *plugin_args)
     # the document's own test fails against the tesseract value (checked where it ran: on a worker under -n 2)
     result.assert_outcomes(passed=2, failed=1)
     out = result.stdout.str()
@@ -48,6 +49,8 @@ def test_paired_engine_is_compared_with_the_baselines_engine(pytester: pytest.Py
     # the Markdown names both engines where it names one (">" escaped as GitHub renders it)
     assert "| ❌ regression | CER ↓ | tesseract -&gt; replay / invoices |" in markdown
     assert "- invoices/doc\\_002.png (tesseract -&gt; replay): CER ↓ 0.00% → 18.18% (+18.18 pp)" in markdown
+    html = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert "tesseract -&gt; replay / invoices: CER, baseline" in html  # the scatter chart's title names both
     suite = ET.parse(pytester.path / "out.xml").getroot().find("testsuite")
     assert suite is not None
     props = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}

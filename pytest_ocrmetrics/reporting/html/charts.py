@@ -105,4 +105,8 @@ def _scatter(docs: Sequence[Mapping[str, Any]], engine: str, dataset: str, metri
         old = (baseline.get((dataset, engine, doc_id)) or {}).get(metric)
         if isinstance(old, (int, float)):
             points.append(charts.PairedPoint(doc_id, float(old), float(doc["metrics"][metric]), moved.get(doc_id, "")))
-    return charts.scatter_svg(points, metric=metric, label=f"{engine} / {dataset}", max_points=MAX_CHART_POINTS)
+    from pytest_ocrmetrics.gating.comparison import engines_text
+
+    baseline_engine = dict((new, old) for old, new in comparison.engine_map).get(engine)  # --ocr-baseline-engine
+    return charts.scatter_svg(points, metric=metric, label=f"{engines_text(engine, baseline_engine)} / {dataset}",
+                              max_points=MAX_CHART_POINTS)
