@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         data["gates"] = [{"gate": g.gate.expression, "engine": g.engine, "dataset": g.dataset, "actual": g.actual,
                           "status": g.status, "message": g.message} for g in gates]
         data["unevaluated"] = said
-        data["engine_map"] = [{"baseline_engine": old, "engine": new} for old, new in args.engine_pairs]
+        data.setdefault("engine_map", [])  # the comparison's own (baseline_entry) when engines were paired
         data["unpaired"] = [f"ERROR: {line}" for line in comparison.unpaired_engines]
         data["exit_failed"] = failed
         json.dump(data, out, indent=2, ensure_ascii=False)

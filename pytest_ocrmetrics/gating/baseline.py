@@ -100,8 +100,7 @@ class Baseline:
         """The facts of one document (``details.facts`` of this run) that passed in the baseline and fail now."""
         baseline_engine = self._baseline_engine(engine)
         doc = None if baseline_engine is None else self.documents.get((dataset, baseline_engine, doc_id))
-        label = engines_text(engine, baseline_engine) if self.engine_map else engine
-        return [] if doc is None else fact_changes(dataset, label, doc_id, doc, facts)[0]
+        return [] if doc is None else fact_changes(dataset, engines_text(engine, baseline_engine), doc_id, doc, facts)[0]
 
     @property
     def normalization(self) -> Mapping[str, str]:

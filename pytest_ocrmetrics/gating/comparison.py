@@ -341,7 +341,7 @@ class Comparison:
             lines.append(f"WARNING: {self.warning}")
         if self.matched_nothing:
             return lines
-        lines.append(f"compared with {_label(self.baseline_source)}: {_documents(self.compared)}, "
+        lines.append(f"compared with {_label(self.baseline_source)}: {_count(self.compared, 'document')}, "
                      f"{len(self.new_documents)} new, {len(self.missing_documents)} missing")
         lines += [f"ERROR: {message}" for message in self.compared_nothing]
         lines += self._aggregate_lines(max_documents)
@@ -384,8 +384,8 @@ class Comparison:
             n = len(self.regressions)
             effect = (f"{option}=fail: {self.options.fail_effect}" if self.document_policy == "fail"
                       else f"{option}=warn: {self.options.warn_effect}")
-            lines.append(f"{'' if self.document_policy == 'fail' else 'WARNING: '}{_documents(len(docs))} got worse "
-                         f"than the baseline beyond tolerance in {n} metric{'s' if n != 1 else ''} ({effect}): "
+            lines.append(f"{'' if self.document_policy == 'fail' else 'WARNING: '}{_count(len(docs), 'document')} got worse "
+                         f"than the baseline beyond tolerance in {_count(n, 'metric')} ({effect}): "
                          + _names(docs))
             lines += _first(self.regressions, max_documents, lambda reg: reg.message)
         if self.fact_regressions:
@@ -405,7 +405,7 @@ class Comparison:
         if self.improvements and not list_improvements:
             documents = len({(i.dataset, i.engine, i.document) for i in self.improvements})
             lines.append(f"{len(self.improvements)} document metric(s) improved beyond tolerance on "
-                         f"{_documents(documents)}; the baseline can be updated (each is listed in the reports and "
+                         f"{_count(documents, 'document')}; the baseline can be updated (each is listed in the reports and "
                          f"with --ocr-summary=full)")
         elif self.improvements:
             lines.append(f"{len(self.improvements)} document metric(s) improved beyond tolerance; "
@@ -427,7 +427,6 @@ class Comparison:
         return {
             "exit_failed": self.exit_failed,
             "unmatched_tolerances": list(self.unmatched_tolerances),
-            "unpaired_engines": list(self.unpaired_engines),
             **self.baseline_entry(),
             "significance": self.significance,
             "seed": self.seed,
@@ -503,10 +502,6 @@ def _label(source: str | None) -> str:
     return "the baseline" if source is None else f"baseline {source!r}"
 
 
-def _documents(n: int) -> str:
-    return f"{n} document" if n == 1 else f"{n} documents"
-
-
 def _names(documents: Sequence[tuple[str, str, str]], limit: int = 10) -> str:
     """``'a.png', 'b.png' (tesseract / receipts) and 3 more``: the documents' ids, each pair named once."""
     shown: dict[tuple[str, str], list[str]] = {}
@@ -517,7 +512,7 @@ def _names(documents: Sequence[tuple[str, str, str]], limit: int = 10) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    """``1 gated aggregate``, ``2 gated aggregates``."""
+    """``1 document``, ``2 gated aggregates``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 

@@ -91,7 +91,7 @@ def judge_run(
         comparison = baseline.compare(run, tolerances, significance=significance, seed=seed,
                                       document_regressions=document_regressions)
     requested = bool(checks_requested or gates or tolerances)
-    return Verdict(gate_results, comparison, (), unevaluated=tuple(unevaluated_sentences(run, requested)),
+    return Verdict(gate_results, comparison, unevaluated=tuple(unevaluated_sentences(run, requested)),
                    checks_requested=requested)
 
 
